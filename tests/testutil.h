@@ -1,0 +1,21 @@
+/* testutil.h — helpers shared by the cmocka tests. */
+#ifndef WHATIF_TESTUTIL_H
+#define WHATIF_TESTUTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+/* Path of the recorded trace of a bundled workload ("$WHATIF_TRACES/<name>.wtr"); the
+ * caller frees. Skips the test when $WHATIF_TRACES is unset. */
+char *tu_trace_path(const char *name);
+/* A fresh temporary file path with the given suffix (caller frees; file not created). */
+char *tu_tmp_path(const char *suffix);
+/* Seed for randomized tests: $WHATIF_SEED or time-based; printed once. */
+uint64_t tu_seed(void);
+/* Run a shell command and capture its stdout (malloc'd) and exit status. */
+char *tu_run(const char *cmd, int *status);
+
+#endif
