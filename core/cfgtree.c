@@ -58,7 +58,7 @@ static int entry_cmp(const void *a, const void *b) {
 }
 
 void cv_sort(cfg_val *t) {
-  if (t->kind != CV_TABLE) return;
+  if (t->kind != CV_TABLE || !t->n) return; /* qsort(NULL, 0, ...) is undefined behaviour */
   qsort(t->entries, t->n, sizeof *t->entries, entry_cmp);
   for (size_t i = 0; i < t->n; i++) cv_sort(t->entries[i].val);
 }

@@ -111,7 +111,7 @@ typedef struct dec_insn {
   uint8_t cls;              /* insn_class */
   uint8_t br;               /* branch_kind */
   uint8_t n_mem;            /* explicit + implicit memory operands, at most DEC_MAX_MEM */
-  uint8_t mem_dir[DEC_MAX_MEM];  /* MEM_R / MEM_W / MEM_RW as Capstone reports it; the trace's
+  uint8_t mem_dir[DEC_MAX_MEM];  /* MEM_R / MEM_W / MEM_RW from the instruction form (Capstone corrected); the trace's
                                     recorded directions are authoritative */
   uint8_t mem_size[DEC_MAX_MEM]; /* bytes, 0 if unknown */
   uint16_t flags;           /* DF_* */

@@ -115,7 +115,7 @@ void map64_init(wi_map64 *m, size_t expect);
 void map64_free(wi_map64 *m);
 /* Return a pointer to the value for key, or NULL. key must be non-zero. */
 static inline uint32_t *map64_get(const wi_map64 *m, uint64_t key) {
-  if (!m->cap) return NULL;
+  if (!m->cap || key == 0) return NULL; /* 0 marks empty slots: never a key */
   size_t mask = m->cap - 1, i = (size_t)wi_mix64(key) & mask;
   for (;;) {
     uint64_t k = m->keys[i];

@@ -1,11 +1,41 @@
-/* cmd_merge.c — `whatif merge` (not yet implemented). */
-#include "cli.h"
-
+/* cmd_merge.c — `whatif merge OUT.db IN.db...`: merge sweep shards (or partial sweeps) into one
+ * results database; runs are matched by (trace hash, config hash), rows added when absent. */
 #include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "rp_store.h"
 
 int cmd_merge(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  fprintf(stderr, "whatif merge: not implemented yet\n");
-  return EXIT_BADINPUT;
+  if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+    printf("usage: whatif merge OUT.db IN.db [IN.db ...]\n"
+           "  Merge sweep results (e.g. the shards of `whatif sweep --shard i/N`) into OUT.db (created if\n"
+           "  needed). Runs with the same trace and configuration hashes become one run; a replay row is\n"
+           "  added when OUT.db has none for its intervention. Inputs are not modified.\n");
+    return 0;
+  }
+  for (int i = 1; i < argc; i++)
+    if (argv[i][0] == '-' && argv[i][1]) return cli_usage("merge", "unknown option '%s' (see whatif merge --help)", argv[i]);
+  if (argc < 3) return cli_usage("merge", "usage: whatif merge OUT.db IN.db [IN.db ...]");
+  wi_err err = {0};
+  rp_store *s = rp_store_open(argv[1], &err);
+  if (!s) return cli_fail(&err);
+  int64_t total = 0;
+  for (int i = 2; i < argc; i++) {
+    if (!strcmp(argv[i], argv[1])) {
+      rp_store_close(s, &err);
+      return cli_usage("merge", "input %s is the output", argv[i]);
+    }
+    int64_t rows = 0;
+    if (rp_store_merge(s, argv[i], &rows, &err)) {
+      wi_err e2;
+      rp_store_close(s, &e2);
+      return cli_fail(&err);
+    }
+    printf("%s: %lld rows added\n", argv[i], (long long)rows);
+    total += rows;
+  }
+  if (rp_store_close(s, &err)) return cli_fail(&err);
+  printf("%s: %lld rows added in total\n", argv[1], (long long)total);
+  return 0;
 }

@@ -125,12 +125,17 @@ typedef struct mem_level_stats {
   uint64_t writebacks, evictions;
   uint64_t wrong_path_accesses;
   uint64_t pf_issued, pf_useful, pf_late, pf_polluting;
+  /* Added after the first contract: */
+  uint64_t pf_useless;           /* prefetched lines evicted without a demand use */
+  uint64_t port_blocked;         /* L1 only: requests refused because `bandwidth` was used up */
 } mem_level_stats;
 
 typedef struct mem_dram_stats {
   uint64_t reads, writes, row_hits, row_misses, row_conflicts;
   uint64_t queue_wait_sum;       /* cycles waited in the request queue, summed */
   uint64_t busy_cycles;          /* data-bus cycles */
+  /* Added after the first contract: */
+  uint64_t queue_full_events;    /* requests refused because the read queue was full */
 } mem_dram_stats;
 
 typedef struct mem_tlb_stats {
@@ -170,5 +175,48 @@ void mem_stats_json(const mem_sys *m, uint64_t cycles, uint64_t insns, jw *w);
 void mem_stats_print(const mem_sys *m, uint64_t cycles, uint64_t insns, FILE *f);
 /* Name of a resource id ("L1D.mshr[3]", "DRAM.bank[1.5]", ...) into buf. */
 const char *mem_rid_name(uint32_t rid, char *buf, size_t n);
+
+/* ---- added after the first contract -------------------------------------------------------
+ * Notes on the contract above, as implemented:
+ * - The completion callback is called from inside mem_advance(); it must not call back into
+ *   the same mem_sys. mem_access() never calls it.
+ * - mem_copy() copies caches, MSHRs, events, DRAM, TLBs, prefetcher tables and statistics;
+ *   dst keeps its own callbacks, observer and mem_set_perfect() settings.
+ * - Call order: mem_advance(now) before the mem_access() calls of cycle `now`; `now` never
+ *   decreases. A MEM_PENDING completion arrives through the callback during the
+ *   mem_advance() that reaches its cycle (the callback's `cycle` is that cycle).
+ * - MEM_BLOCKED happens when: an MSHR is needed at some level and all are busy (that level's
+ *   mshr_full_events, observer MEV_MSHR_FULL at that level); the DRAM read queue of the
+ *   line's channel is full (dram queue_full_events, MEV_MSHR_FULL at level 4); the L1's
+ *   `bandwidth` accesses were already accepted this cycle (port_blocked, *ready = now + 1);
+ *   or, rarely, the L1's pool of pending waiters (32 per MSHR, shared) is used up. Every
+ *   refused request counts (a retry refused again counts again). *ready is the earliest
+ *   cycle at which the resource can have freed (>= now + 1); retrying earlier is harmless.
+ * - Hits, misses, merges: a miss allocates an MSHR; a merge joins an MSHR already in flight
+ *   for the line (Intel's FB_HIT, not counted in `misses` or MPKI); accesses = hits + misses
+ *   + merges. A demand merging into a prefetch's MSHR counts pf_late at that level.
+ * - Statistics (accesses, hits, misses, merges, wrong_path_accesses) count demand requests
+ *   (correct- and wrong-path instructions); requests made by prefetchers are counted only in
+ *   pf_* of the level whose prefetcher issued them. avg miss latency = miss_latency_sum /
+ *   misses, from MSHR allocation to fill at that level. pf_useful: first demand hits on
+ *   prefetched lines; pf_late: demands that merged into a prefetch still in flight;
+ *   pf_useless: prefetched lines evicted unused; pf_polluting: demand misses on a line that
+ *   a prefetch fill evicted (remembered in a 64-entry filter per level).
+ * - Observer fields: fid is the requesting flow (UINT64_MAX for prefetch-owned MSHRs and
+ *   write-backs); other_fid is, for MERGE the flow that owns the MSHR joined, for
+ *   MSHR_ALLOC/FILL/PREFETCH of a prefetch the flow whose access triggered it, for EVICT and
+ *   WRITEBACK the flow whose fill needed the room, for MSHR_FULL the flow holding the entry
+ *   that frees first. rid: MSHR entries for ALLOC/RELEASE/FILL/MERGE/FULL, cache sets for
+ *   HIT/MISS/EVICT/WRITEBACK/PREFETCH, DRAM queue slots for DRAM_ENQ/DEQ (write queue slots
+ *   are numbered from 500), the TLB for TLB_MISS. */
+
+/* Zero every statistic (after a warm-up), keeping all other state. */
+void mem_stats_reset(mem_sys *m);
+/* Bytes mem_copy() copies (the whole mutable state). */
+size_t mem_state_bytes(const mem_sys *m);
+/* Name of an event kind ("hit", "mshr_alloc", ...). */
+const char *mem_ev_kind_name(int kind);
+/* Name of a level as used in statistics ("l1i", "l1d", "l2", "llc", "dram", "tlb"). */
+const char *mem_level_name(int level);
 
 #endif

@@ -1,0 +1,232 @@
+/* mfir_read.c — opening an MFIR database: meta, static PCs, and the flows loaded into arrays for
+ * the walks (critical path, root-cause chains). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mfir_int.h"
+
+wi_rc rd_prepare(mfir_db *d, const char *sql, sqlite3_stmt **st, wi_err *err) {
+  if (sqlite3_prepare_v2(d->db, sql, -1, st, NULL) != SQLITE_OK)
+    return wi_fail(err, WI_ECORRUPT, "%s: not an MFIR database (%s)", d->path, sqlite3_errmsg(d->db));
+  return WI_OK;
+}
+
+/* Integer meta value; *ok false when absent or NULL. */
+static int64_t meta_int(mfir_db *d, const char *key, bool *ok) {
+  sqlite3_stmt *st = NULL;
+  int64_t v = 0;
+  *ok = false;
+  if (sqlite3_prepare_v2(d->db, "SELECT value FROM meta WHERE key = ?", -1, &st, NULL) != SQLITE_OK) return 0;
+  sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+  if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+    v = sqlite3_column_int64(st, 0);
+    *ok = true;
+  }
+  sqlite3_finalize(st);
+  return v;
+}
+
+mfir_db *mfir_open(const char *path, wi_err *err) {
+  mfir_db *d = xcalloc(1, sizeof *d);
+  d->path = xstrdup(path);
+  if (sqlite3_open_v2(path, &d->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+    wi_fail(err, WI_EIO, "%s: cannot open: %s", path, d->db ? sqlite3_errmsg(d->db) : "out of memory");
+    mfir_close(d);
+    return NULL;
+  }
+  bool ok = false, ok2, ok3, ok4;
+  int64_t fmt = meta_int(d, "format", &ok);
+  if (!ok) {
+    wi_fail(err, WI_ECORRUPT, "%s: not an MFIR database (no meta.format)", path);
+    mfir_close(d);
+    return NULL;
+  }
+  if (fmt > MFIR_FORMAT) {
+    wi_fail(err, WI_EVERSION, "%s: MFIR format %lld is newer than this whatif reads (%d)", path, (long long)fmt,
+            MFIR_FORMAT);
+    mfir_close(d);
+    return NULL;
+  }
+  mfir_window *w = &d->win;
+  w->first_fid = meta_int(d, "first_fid", &ok);
+  w->last_fid = meta_int(d, "last_fid", &ok2);
+  w->start_cycle = (uint64_t)meta_int(d, "start_cycle", &ok3);
+  w->end_cycle = (uint64_t)meta_int(d, "end_cycle", &ok4);
+  w->rename_width = (uint32_t)meta_int(d, "rename_width", &ok);
+  if (!ok || !ok2 || !ok3 || !ok4 || w->last_fid < w->first_fid || w->end_cycle + 1 < w->start_cycle) {
+    wi_fail(err, WI_ECORRUPT, "%s: meta table: the window (first_fid, last_fid, start_cycle, end_cycle) is missing or inconsistent",
+            path);
+    mfir_close(d);
+    return NULL;
+  }
+  w->total_cycles = w->end_cycle + 1 - w->start_cycle;
+  w->insns = (uint64_t)(w->last_fid - w->first_fid) + 1;
+  return d;
+}
+
+void mfir_close(mfir_db *d) {
+  if (!d) return;
+  if (d->db) sqlite3_close(d->db);
+  free(d->path);
+  map64_free(&d->pc_map);
+  VEC_FREE(d->pcs);
+  arena_free(d->strings);
+  free(d->flows);
+  free(d->flow_pc);
+  free(d->wflows);
+  free(d->wflow_pc);
+  free(d);
+}
+
+void *mfir_sqlite(mfir_db *d) { return d->db; }
+
+const mfir_window *mfir_get_window(const mfir_db *d) { return &d->win; }
+
+/* ---- static PCs ------------------------------------------------------------------------------------ */
+
+static const char *col_str(mfir_db *d, sqlite3_stmt *st, int i, const char *dflt) {
+  const unsigned char *s = sqlite3_column_text(st, i);
+  return s ? arena_strdup(d->strings, (const char *)s) : dflt;
+}
+
+static void load_pcs(mfir_db *d) {
+  d->pcs_loaded = true;
+  d->strings = arena_new(1 << 16);
+  map64_init(&d->pc_map, 1024);
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(d->db, "SELECT pc, asm, function, file, line, count FROM pc", -1, &st, NULL) != SQLITE_OK)
+    return;
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    mfir_pcinfo p;
+    p.pc = (uint64_t)sqlite3_column_int64(st, 0);
+    p.asm_text = col_str(d, st, 1, "?");
+    p.function = col_str(d, st, 2, "?");
+    p.file = col_str(d, st, 3, "");
+    p.line = (uint32_t)sqlite3_column_int64(st, 4);
+    p.count = (uint64_t)sqlite3_column_int64(st, 5);
+    VEC_PUSH(d->pcs, p);
+    map64_put(&d->pc_map, p.pc ? p.pc : UINT64_MAX, (uint32_t)(d->pcs.n - 1));
+  }
+  sqlite3_finalize(st);
+}
+
+const mfir_pcinfo *mfir_pc_info(mfir_db *d, uint64_t pc) {
+  if (!d->pcs_loaded) load_pcs(d);
+  uint32_t *v = map64_get(&d->pc_map, pc ? pc : UINT64_MAX);
+  return v ? &d->pcs.a[*v] : NULL;
+}
+
+/* ---- flows ------------------------------------------------------------------------------------------- */
+
+static inline uint64_t col_time(sqlite3_stmt *st, int i) {
+  return sqlite3_column_type(st, i) == SQLITE_NULL ? MFIR_NOTIME : (uint64_t)sqlite3_column_int64(st, i);
+}
+static inline int64_t col_fid(sqlite3_stmt *st, int i) {
+  return sqlite3_column_type(st, i) == SQLITE_NULL ? MFIR_NOFID : sqlite3_column_int64(st, i);
+}
+
+wi_rc rd_load_flows(mfir_db *d, wi_err *err) {
+  if (d->flows_loaded) return WI_OK;
+  sqlite3_stmt *st = NULL;
+  wi_rc rc = rd_prepare(d,
+                        "SELECT fid, pc, fetch, dispatch, issue, complete, retire, flags,"
+                        " d_kind, d_by, d_rid, i_kind, i_by, i_rid, c_kind, c_by, c_rid, r_kind, r_by, r_rid"
+                        " FROM cflow ORDER BY fid",
+                        &st, err);
+  if (rc) return rc;
+  size_t nc = (size_t)d->win.insns;
+  d->flows = xcalloc(nc, sizeof *d->flows);
+  d->flow_pc = xcalloc(nc, sizeof *d->flow_pc);
+  for (size_t i = 0; i < nc; i++) d->flows[i].fid = MFIR_NOFID;
+  int s;
+  while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+    int64_t fid = sqlite3_column_int64(st, 0);
+    if (fid < d->win.first_fid || fid > d->win.last_fid) {
+      rc = wi_fail(err, WI_ECORRUPT, "%s: flow %lld is outside the window in meta", d->path, (long long)fid);
+      break;
+    }
+    size_t i = (size_t)(fid - d->win.first_fid);
+    mfir_rec *r = &d->flows[i];
+    d->flow_pc[i] = (uint64_t)sqlite3_column_int64(st, 1);
+    d->n_flows++;
+    memset(r, 0, sizeof *r);
+    r->fid = fid;
+    for (int k = 0; k < MFIR_NSTAGE; k++) r->t[k] = col_time(st, 2 + k);
+    r->by[MFIR_F] = MFIR_NOFID;
+    for (int k = 0; k < 4; k++) {
+      r->kind[MFIR_D + k] = (uint8_t)sqlite3_column_int(st, 8 + 3 * k);
+      r->by[MFIR_D + k] = col_fid(st, 9 + 3 * k);
+      r->rid[MFIR_D + k] = (uint32_t)sqlite3_column_int64(st, 10 + 3 * k);
+    }
+  }
+  if (!rc && s != SQLITE_DONE)
+    rc = wi_fail(err, WI_ECORRUPT, "%s: reading flows: %s", d->path, sqlite3_errmsg(d->db));
+  sqlite3_finalize(st);
+  if (!rc && d->n_flows != nc)
+    rc = wi_fail(err, WI_ECORRUPT, "%s: cflow holds %zu of the window's %zu instructions", d->path, d->n_flows, nc);
+  /* Wrong-path flows, in increasing fid order for the binary search. */
+  if (!rc)
+    rc = rd_prepare(d,
+                    "SELECT fid, pc, fetch, dispatch, issue, complete, retire, d_kind, d_by, c_kind, r_kind, r_by"
+                    " FROM wflow ORDER BY fid",
+                    &st, err);
+  if (rc) return rc;
+  size_t wcap = 0;
+  while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+    if (d->n_wflows == wcap) {
+      wcap = wcap ? 2 * wcap : 1024;
+      d->wflows = xrealloc(d->wflows, wcap * sizeof *d->wflows);
+      d->wflow_pc = xrealloc(d->wflow_pc, wcap * sizeof *d->wflow_pc);
+    }
+    mfir_rec *r = &d->wflows[d->n_wflows];
+    d->wflow_pc[d->n_wflows] = (uint64_t)sqlite3_column_int64(st, 1);
+    d->n_wflows++;
+    memset(r, 0, sizeof *r);
+    r->fid = sqlite3_column_int64(st, 0);
+    r->wrong = true;
+    for (int k = 0; k < MFIR_NSTAGE; k++) r->t[k] = col_time(st, 2 + k);
+    for (int k = 0; k < MFIR_NSTAGE; k++) r->by[k] = MFIR_NOFID;
+    r->kind[MFIR_D] = (uint8_t)sqlite3_column_int(st, 7);
+    r->by[MFIR_D] = col_fid(st, 8);
+    if (r->t[MFIR_I] != MFIR_NOTIME) r->kind[MFIR_I] = OB_DISPATCHED;
+    r->kind[MFIR_C] = (uint8_t)sqlite3_column_int(st, 9);
+    r->kind[MFIR_R] = (uint8_t)sqlite3_column_int(st, 10);
+    r->by[MFIR_R] = col_fid(st, 11);
+  }
+  if (!rc && s != SQLITE_DONE)
+    rc = wi_fail(err, WI_ECORRUPT, "%s: reading wrong-path flows: %s", d->path, sqlite3_errmsg(d->db));
+  sqlite3_finalize(st);
+  if (rc) return rc;
+  d->flows_loaded = true;
+  return WI_OK;
+}
+
+static long wfind(const mfir_db *d, int64_t fid) {
+  size_t lo = 0, hi = d->n_wflows;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (d->wflows[mid].fid < fid) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < d->n_wflows && d->wflows[lo].fid == fid ? (long)lo : -1;
+}
+
+const mfir_rec *rd_get(void *ctx, int64_t fid) {
+  const mfir_db *d = ctx;
+  if (fid == MFIR_NOFID) return NULL;
+  if (fid >= 0) {
+    if (fid < d->win.first_fid || fid > d->win.last_fid) return NULL;
+    return &d->flows[fid - d->win.first_fid];
+  }
+  long i = wfind(d, fid);
+  return i >= 0 ? &d->wflows[i] : NULL;
+}
+
+uint64_t rd_flow_pc(const mfir_db *d, int64_t fid) {
+  if (fid >= 0) {
+    if (fid < d->win.first_fid || fid > d->win.last_fid) return 0;
+    return d->flow_pc[fid - d->win.first_fid];
+  }
+  long i = wfind(d, fid);
+  return i >= 0 ? d->wflow_pc[i] : 0;
+}

@@ -1,0 +1,245 @@
+/* test_bpred.c — branch predictors (TAGE, gshare, bimodal through their table of functions),
+ * global history checkpoints, BTB, indirect table, JRS confidence and the RAS repair policies. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpred.h"
+#include "ras.h"
+#include "testutil.h"
+
+typedef struct pred {
+  bp_config c;
+  bp_geom g;
+  const bp_ops *ops;
+  void *st;
+  bp_hist h;
+  uint8_t ring[BP_RING];
+} pred;
+
+static pred *pred_new(int type) {
+  pred *p = xcalloc(1, sizeof *p);
+  bp_config_default(&p->c);
+  p->c.type = type;
+  bp_geom_init(&p->g, &p->c);
+  p->ops = bp_ops_of(type);
+  p->st = xcalloc(1, p->ops->state_bytes(&p->c));
+  p->ops->init(p->st, &p->c);
+  bp_hist_init(&p->h, p->ring);
+  return p;
+}
+
+static void pred_free(pred *p) {
+  free(p->st);
+  free(p);
+}
+
+/* Predict, train immediately, push history; returns true on a misprediction. */
+static bool step(pred *p, uint64_t pc, bool taken) {
+  bp_meta m;
+  bool guess = p->ops->predict(p->st, &p->g, &p->h, pc, &m);
+  p->ops->update(p->st, &p->g, pc, taken, &m);
+  bp_hist_push(&p->g, &p->h, p->ring, pc, taken);
+  return guess != taken;
+}
+
+/* Mispredictions in the second half of n outcomes of pattern(i). */
+static uint64_t run_pattern(int type, uint64_t n, bool (*pattern)(uint64_t i, void *ctx), void *ctx) {
+  pred *p = pred_new(type);
+  uint64_t miss = 0;
+  for (uint64_t i = 0; i < n; i++) {
+    bool m = step(p, 0x401234, pattern(i, ctx));
+    if (i >= n / 2) miss += m;
+  }
+  pred_free(p);
+  return miss;
+}
+
+static bool always(uint64_t i, void *ctx) {
+  (void)i;
+  (void)ctx;
+  return true;
+}
+static bool alternate(uint64_t i, void *ctx) {
+  (void)ctx;
+  return i & 1;
+}
+static bool loop40(uint64_t i, void *ctx) {
+  (void)ctx;
+  return i % 40 != 39; /* a loop of 40 iterations: taken 39 times, then the exit */
+}
+static bool random_bits(uint64_t i, void *ctx) {
+  (void)i;
+  return rng_below(ctx, 2);
+}
+
+static void test_direction_predictors(void **state) {
+  (void)state;
+  const uint64_t n = 40000;
+  for (int t = 0; t < BP_NUM; t++) {
+    assert_string_equal(bp_ops_of(t)->name, bp_type_name(t));
+    assert_int_equal(run_pattern(t, n, always, NULL), 0);
+  }
+  /* alternating: needs history (gshare, TAGE), the bimodal counter cannot */
+  assert_true(run_pattern(BP_BIMODAL, n, alternate, NULL) > n / 4);
+  assert_int_equal(run_pattern(BP_GSHARE, n, alternate, NULL), 0);
+  assert_int_equal(run_pattern(BP_TAGE, n, alternate, NULL), 0);
+  /* a 40-iteration loop exit: beyond gshare's 16 history bits, within TAGE's */
+  uint64_t exits = n / 2 / 40;
+  uint64_t gs = run_pattern(BP_GSHARE, n, loop40, NULL), tg = run_pattern(BP_TAGE, n, loop40, NULL),
+           bm = run_pattern(BP_BIMODAL, n, loop40, NULL);
+  print_message("loop-40 exits: %llu; mispredicted by bimodal %llu, gshare %llu, tage %llu\n",
+                (unsigned long long)exits, (unsigned long long)bm, (unsigned long long)gs, (unsigned long long)tg);
+  assert_true(gs >= exits * 9 / 10);
+  assert_true(tg * 20 < exits);
+  /* random: about half for everyone */
+  wi_rng r;
+  uint64_t seed = tu_seed();
+  for (int t = 0; t < BP_NUM; t++) {
+    rng_seed(&r, seed);
+    uint64_t m = run_pattern(t, n, random_bits, &r);
+    assert_true(m > n / 2 * 40 / 100 && m < n / 2 * 60 / 100);
+  }
+}
+
+/* A checkpoint of the history restores the folded registers exactly. */
+static void test_history_checkpoint(void **state) {
+  (void)state;
+  pred *p = pred_new(BP_TAGE);
+  wi_rng r;
+  rng_seed(&r, tu_seed());
+  for (int i = 0; i < 3000; i++) bp_hist_push(&p->g, &p->h, p->ring, rng_next(&r), rng_below(&r, 2));
+  bp_hist saved = p->h;
+  /* wrong-path pushes, then restore and push the real outcomes */
+  for (int i = 0; i < 200; i++) bp_hist_push(&p->g, &p->h, p->ring, rng_next(&r), rng_below(&r, 2));
+  p->h = saved;
+  uint64_t pcs[100];
+  bool bits[100];
+  for (int i = 0; i < 100; i++) {
+    pcs[i] = rng_next(&r);
+    bits[i] = rng_below(&r, 2);
+    bp_hist_push(&p->g, &p->h, p->ring, pcs[i], bits[i]);
+  }
+  /* the same from the checkpoint without the detour */
+  pred *q = pred_new(BP_TAGE);
+  memcpy(q->ring, p->ring, BP_RING);
+  q->h = saved;
+  for (int i = 0; i < 100; i++) bp_hist_push(&q->g, &q->h, q->ring, pcs[i], bits[i]);
+  assert_memory_equal(&p->h, &q->h, sizeof p->h);
+  /* folded registers depend only on their window: replaying the newest bits into an empty
+   * history gives the same folds (no drift after thousands of pushes) */
+  pred *z = pred_new(BP_TAGE);
+  uint32_t maxlen = 0;
+  for (uint32_t f = 0; f < p->g.nfold; f++) maxlen = p->g.olen[f] > maxlen ? p->g.olen[f] : maxlen;
+  assert_true(maxlen > 100);
+  for (uint32_t k = maxlen; k-- > 0;) bp_hist_push(&z->g, &z->h, z->ring, 0, p->ring[(p->h.ptr - k) & (BP_RING - 1)]);
+  assert_memory_equal(z->h.fold, p->h.fold, sizeof z->h.fold);
+  pred_free(z);
+  pred_free(p);
+  pred_free(q);
+}
+
+static void test_btb_and_indirect(void **state) {
+  (void)state;
+  bp_config c;
+  bp_config_default(&c);
+  c.btb_entries = 64;
+  c.btb_ways = 4;
+  void *btb = xcalloc(1, bp_btb_bytes(&c));
+  uint64_t t;
+  assert_false(bp_btb_lookup(btb, &c, 0x1000, &t));
+  bp_btb_update(btb, &c, 0x1000, 0x2000);
+  assert_true(bp_btb_lookup(btb, &c, 0x1000, &t));
+  assert_int_equal(t, 0x2000);
+  bp_btb_update(btb, &c, 0x1000, 0x3000);
+  assert_true(bp_btb_lookup(btb, &c, 0x1000, &t));
+  assert_int_equal(t, 0x3000);
+  /* capacity: 1000 distinct branches cannot all stay */
+  int hits = 0;
+  for (uint64_t i = 0; i < 1000; i++) bp_btb_update(btb, &c, 0x10000 + i * 7, i);
+  for (uint64_t i = 0; i < 1000; i++) hits += bp_btb_lookup(btb, &c, 0x10000 + i * 7, &t) && t == i;
+  assert_true(hits <= 64 && hits > 16);
+  free(btb);
+
+  bp_hist h;
+  uint8_t ring[BP_RING];
+  bp_hist_init(&h, ring);
+  void *ind = xcalloc(1, bp_ind_bytes(&c));
+  uint32_t idx = bp_ind_index(&c, &h, 0x5000);
+  assert_false(bp_ind_lookup(ind, &c, idx, 0x5000, &t));
+  bp_ind_update(ind, &c, idx, 0x5000, 0x6000);
+  assert_true(bp_ind_lookup(ind, &c, idx, 0x5000, &t));
+  assert_int_equal(t, 0x6000);
+  /* hysteresis: one different target does not replace a confirmed one */
+  bp_ind_update(ind, &c, idx, 0x5000, 0x6000);
+  bp_ind_update(ind, &c, idx, 0x5000, 0x7000);
+  assert_true(bp_ind_lookup(ind, &c, idx, 0x5000, &t));
+  assert_int_equal(t, 0x6000);
+  free(ind);
+
+  void *conf = xcalloc(1, bp_conf_bytes(&c));
+  uint32_t ci = bp_conf_index(&c, &h, 0x5000);
+  assert_false(bp_conf_high(conf, &c, ci));
+  for (uint32_t i = 0; i < c.conf_threshold; i++) bp_conf_update(conf, &c, ci, true);
+  assert_true(bp_conf_high(conf, &c, ci));
+  bp_conf_update(conf, &c, ci, false); /* resetting counter */
+  assert_false(bp_conf_high(conf, &c, ci));
+  free(conf);
+}
+
+static void test_ras_policies(void **state) {
+  (void)state;
+  enum { D = 8 };
+  uint64_t e[D], full[D], a;
+  ras_hdr h;
+  ras_init(&h, e, D);
+  assert_false(ras_pop(&h, e, D, &a));
+  for (uint64_t i = 1; i <= 5; i++) ras_push(&h, e, D, i * 0x10);
+  ras_ckpt ck;
+  ras_save(&h, e, &ck);
+  memcpy(full, e, sizeof e);
+  /* wrong path: pop two, push three (overwriting entries below the top) */
+  ras_pop(&h, e, D, &a);
+  ras_pop(&h, e, D, &a);
+  ras_push(&h, e, D, 0xbad1);
+  ras_push(&h, e, D, 0xbad2);
+  ras_push(&h, e, D, 0xbad3);
+  ras_hdr h_none = h, h_tos = h, h_full = h;
+  uint64_t e_none[D], e_tos[D], e_full[D];
+  memcpy(e_none, e, sizeof e);
+  memcpy(e_tos, e, sizeof e);
+  memcpy(e_full, e, sizeof e);
+  ras_restore(&h_none, e_none, D, RAS_REPAIR_NONE, &ck, full);
+  ras_restore(&h_tos, e_tos, D, RAS_REPAIR_TOS, &ck, full);
+  ras_restore(&h_full, e_full, D, RAS_REPAIR_FULL, &ck, full);
+  /* full: the exact stack */
+  for (uint64_t i = 5; i >= 1; i--) {
+    assert_true(ras_pop(&h_full, e_full, D, &a));
+    assert_int_equal(a, i * 0x10);
+  }
+  /* tos: the top is right, the entry below was overwritten by the wrong path */
+  assert_true(ras_pop(&h_tos, e_tos, D, &a));
+  assert_int_equal(a, 0x50);
+  assert_true(ras_pop(&h_tos, e_tos, D, &a));
+  assert_int_equal(a, 0xbad1);
+  /* none: the wrong path's pushes stay */
+  assert_true(ras_pop(&h_none, e_none, D, &a));
+  assert_int_equal(a, 0xbad3);
+  /* overflow wraps: the newest D survive */
+  ras_init(&h, e, D);
+  for (uint64_t i = 1; i <= 12; i++) ras_push(&h, e, D, i);
+  for (uint64_t i = 12; i > 4; i--) {
+    assert_true(ras_pop(&h, e, D, &a));
+    assert_int_equal(a, i);
+  }
+  assert_false(ras_pop(&h, e, D, &a));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_direction_predictors),
+    cmocka_unit_test(test_history_checkpoint),
+    cmocka_unit_test(test_btb_and_indirect),
+    cmocka_unit_test(test_ras_policies),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

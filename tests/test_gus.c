@@ -1,0 +1,621 @@
+/* test_gus.c — the one-pass Gus model on synthetic streams: analytic cycle counts, taint ranking,
+ * sensitivity, memory, determinism and the taint-set machinery. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+#include "gus.h"
+#include "gus_int.h"
+#include "ooo.h"
+#include "tbuild.h"
+#include "util.h"
+
+/* ---- building streams ------------------------------------------------------------------------ */
+
+typedef struct syn {
+  VEC(dec_insn) dec;
+  VEC(trace_insn) ins;
+  VEC(trace_mem) mem;
+  gus_mem_stream ms;
+  gus_source src;
+} syn;
+
+static uint32_t syn_static(syn *s, int cls, regset_t src, regset_t addr, regset_t dst, const char *text) {
+  dec_insn d;
+  memset(&d, 0, sizeof d);
+  d.pc = 0x401000 + 4 * s->dec.n;
+  d.len = 4;
+  d.cls = (uint8_t)cls;
+  d.src = src;
+  d.addr_src = addr;
+  d.dst = dst;
+  snprintf(d.text, sizeof d.text, "%s", text);
+  VEC_PUSH(s->dec, d);
+  return (uint32_t)(s->dec.n - 1);
+}
+
+/* Execute sid; with n_mem accesses given as (addr, size, is_store) triples. */
+static void syn_exec(syn *s, uint32_t sid, int n_mem, ...) {
+  trace_insn t;
+  memset(&t, 0, sizeof t);
+  t.pc = s->dec.a[sid].pc;
+  t.next_pc = t.pc + 4;
+  t.sid = sid;
+  t.rep = 1;
+  t.len = 4;
+  t.mem_off = (uint32_t)s->mem.n;
+  t.n_mem = (uint16_t)n_mem;
+  va_list ap;
+  va_start(ap, n_mem);
+  for (int i = 0; i < n_mem; i++) {
+    trace_mem m;
+    memset(&m, 0, sizeof m);
+    m.addr = va_arg(ap, uint64_t);
+    m.size = va_arg(ap, uint32_t);
+    m.is_store = (uint8_t)va_arg(ap, int);
+    VEC_PUSH(s->mem, m);
+  }
+  va_end(ap);
+  VEC_PUSH(s->ins, t);
+}
+
+static const gus_source *syn_source(syn *s) {
+  s->ms = (gus_mem_stream){s->dec.a, (uint32_t)s->dec.n, s->ins.a, s->ins.n, s->mem.a};
+  gus_source_mem(&s->src, &s->ms);
+  return &s->src;
+}
+
+static void syn_free(syn *s) {
+  VEC_FREE(s->dec);
+  VEC_FREE(s->ins);
+  VEC_FREE(s->mem);
+}
+
+#define R(x) REG_BIT(REG_##x)
+#define V(k) REG_BIT(REG_V0 + (k))
+#define GPR(k) REG_BIT(k)
+
+static gus_result run(syn *s, uint32_t window) {
+  gus_machine m;
+  gus_machine_default(&m);
+  gus_result r;
+  wi_err err = {0};
+  wi_rc rc = gus_run(&m, window, syn_source(s), &r, &err);
+  if (rc) fail_msg("gus_run: %s", err.msg);
+  return r;
+}
+
+static void assert_near(double got, double want, double rel, const char *what) {
+  if (fabs(got - want) > rel * want) fail_msg("%s: got %.4f, want %.4f (+-%.0f%%)", what, got, want, rel * 100);
+}
+
+/* ---- machine ----------------------------------------------------------------------------------- */
+
+static void test_machine_check(void **state) {
+  (void)state;
+  gus_machine m;
+  gus_machine_default(&m);
+  wi_err err = {0};
+  assert_int_equal(gus_machine_check(&m, &err), WI_OK);
+  char buf[32];
+  assert_string_equal(gus_res_name(&m, GUS_R_PORT0 + 5, buf, sizeof buf), "P5");
+  assert_string_equal(gus_res_name(&m, GUS_R_FILLBUF, buf, sizeof buf), "fillbuf");
+  assert_int_equal(gus_res_count(&m), GUS_R_PORT0 + 12);
+
+  gus_machine b = m;
+  b.cls[IC_ALU].uop[0].ports = 1u << 13; /* port 13 of 12 */
+  assert_int_equal(gus_machine_check(&b, &err), WI_EINVAL);
+  assert_non_null(strstr(err.msg, "alu"));
+  b = m;
+  b.l1d.size = 48 * 1000;
+  assert_int_equal(gus_machine_check(&b, &err), WI_EINVAL);
+  assert_non_null(strstr(err.msg, "l1d"));
+  b = m;
+  b.dispatch_width = 0;
+  assert_int_equal(gus_machine_check(&b, &err), WI_EINVAL);
+  assert_null(gus_new(&m, 0, 16, &err));
+  assert_non_null(strstr(err.msg, "window"));
+  assert_null(gus_new(&m, 17, 16, &err));
+}
+
+/* ---- analytic cases ------------------------------------------------------------------------------ */
+
+/* A dependent add chain: 1 cycle per instruction. */
+static void test_dep_chain(void **state) {
+  (void)state;
+  syn s = {0};
+  uint32_t a = syn_static(&s, IC_ALU, R(RAX), 0, R(RAX) | R(FLAGS), "add rax, 1");
+  const int N = 20000;
+  for (int i = 0; i < N; i++) syn_exec(&s, a, 0);
+  gus_result r = run(&s, 2);
+  assert_int_equal(r.insns, N);
+  assert_near((double)r.cycles / N, 1.0, 0.10, "dependent adds: cycles per instruction");
+  assert_true(r.bound_data > (uint64_t)N * 9 / 10);
+  gus_result_free(&r);
+  syn_free(&s);
+}
+
+/* An FMA chain: FMA latency (4) per instruction. */
+static void test_fma_chain(void **state) {
+  (void)state;
+  syn s = {0};
+  uint32_t f = syn_static(&s, IC_FMA, V(0) | V(1) | V(2), 0, V(0), "vfmadd231ps ymm0, ymm1, ymm2");
+  const int N = 10000;
+  for (int i = 0; i < N; i++) syn_exec(&s, f, 0);
+  gus_result r = run(&s, 2);
+  assert_near((double)r.cycles / N, 4.0, 0.10, "FMA chain: cycles per instruction");
+  gus_result_free(&r);
+  syn_free(&s);
+}
+
+/* Independent adds: IPC = min(dispatch width 6, ALU ports 5) = 5. */
+static void test_independent_adds(void **state) {
+  (void)state;
+  syn s = {0};
+  uint32_t sid[10];
+  for (int k = 0; k < 10; k++) sid[k] = syn_static(&s, IC_ALU, GPR(REG_R8 - 2 + k), 0, GPR(REG_R8 - 2 + k) | R(FLAGS), "add r, 1");
+  const int N = 50000;
+  for (int i = 0; i < N; i++) syn_exec(&s, sid[i % 10], 0);
+  gus_result r = run(&s, 2);
+  assert_near((double)N / (double)r.cycles, 5.0, 0.10, "independent adds: IPC");
+  gus_result_free(&r);
+  /* with 8 ALU ports the dispatch width (6) binds instead */
+  gus_machine m;
+  gus_machine_default(&m);
+  m.cls[IC_ALU].uop[0].ports = 0xff;
+  wi_err err = {0};
+  assert_int_equal(gus_run(&m, 2, syn_source(&s), &r, &err), WI_OK);
+  assert_near((double)N / (double)r.cycles, 6.0, 0.10, "independent adds on 8 ports: IPC");
+  assert_true(r.res[GUS_R_DISPATCH].bound > (uint64_t)N / 2);
+  gus_result_free(&r);
+  syn_free(&s);
+}
+
+/* ---- taint ranking ---------------------------------------------------------------------------- */
+
+/* imul rax, rax (3-cycle chain) among independent adds: the chain ranks first. */
+static void test_chain_ranked_first(void **state) {
+  (void)state;
+  syn s = {0};
+  uint32_t mul = syn_static(&s, IC_MUL, R(RAX), 0, R(RAX) | R(FLAGS), "imul rax, rax");
+  uint32_t add[6];
+  for (int k = 0; k < 6; k++) add[k] = syn_static(&s, IC_ALU, GPR(REG_R8 + k), 0, GPR(REG_R8 + k) | R(FLAGS), "add r, 1");
+  const int ITERS = 5000;
+  for (int i = 0; i < ITERS; i++) {
+    syn_exec(&s, mul, 0);
+    for (int k = 0; k < 6; k++) syn_exec(&s, add[k], 0);
+  }
+  for (uint32_t w = 1; w <= 4; w *= 2) {
+    gus_result r = run(&s, w);
+    assert_near((double)r.cycles / ITERS, 3.0, 0.10, "imul chain: cycles per iteration");
+    for (uint32_t i = 0; i < r.n_static; i++) assert_true(r.taint[i] <= r.count[i]);
+    if (w == 1) {
+      /* At a lag of exactly one ROB the popped instruction is the one whose retirement frees
+       * the entry for the next dispatch: in ROB-bound code everything is tainted (the known
+       * weakness of a single fixed lag). */
+      gus_result_free(&r);
+      continue;
+    }
+    uint32_t top = 0;
+    for (uint32_t i = 1; i < r.n_static; i++)
+      if (r.taint[i] > r.taint[top]) top = i;
+    assert_int_equal(top, mul);
+    assert_true(r.taint[mul] > (uint64_t)ITERS * 9 / 10);
+    for (int k = 0; k < 6; k++) assert_true(r.taint[add[k]] * 10 < r.taint[mul]);
+    gus_result_free(&r);
+  }
+  syn_free(&s);
+}
+
+/* Dispatch-bound code: every instruction is on the dispatch chain, so all are tainted. */
+static void test_dispatch_bound_all_tainted(void **state) {
+  (void)state;
+  syn s = {0};
+  uint32_t sid[12];
+  for (int k = 0; k < 12; k++) {
+    regset_t r = k % 2 ? V(k) : GPR(REG_R8 + k / 2);
+    sid[k] = syn_static(&s, k % 2 ? IC_VEC_ALU : IC_ALU, r, 0, r, "op");
+  }
+  gus_machine m;
+  gus_machine_default(&m);
+  m.dispatch_width = 2; /* far below the ports */
+  const int N = 24000;
+  for (int i = 0; i < N; i++) syn_exec(&s, sid[i % 12], 0);
+  gus_result r;
+  wi_err err = {0};
+  assert_int_equal(gus_run(&m, 2, syn_source(&s), &r, &err), WI_OK);
+  assert_near((double)N / (double)r.cycles, 2.0, 0.05, "dispatch-bound IPC");
+  for (int k = 0; k < 12; k++) assert_true(r.taint[sid[k]] >= r.count[sid[k]] * 95 / 100);
+  gus_result_free(&r);
+  syn_free(&s);
+}
+
+/* ---- sensitivity ------------------------------------------------------------------------------ */
+
+/* Independent shuffles (port 5 only) among adds: the port-5 bound is named by sensitivity. */
+static void test_port_bound_sensitivity(void **state) {
+  (void)state;
+  syn s = {0};
+  uint32_t shuf[8], add[8];
+  for (int k = 0; k < 8; k++) {
+    shuf[k] = syn_static(&s, IC_SHUFFLE, V(k) | V(15), 0, V(k), "vpshufb ymm, ymm, ymm15");
+    add[k] = syn_static(&s, IC_ALU, GPR(REG_R8 + k), 0, GPR(REG_R8 + k) | R(FLAGS), "add r, 1");
+  }
+  const int N = 8000;
+  for (int i = 0; i < N; i++) {
+    syn_exec(&s, shuf[i % 8], 0);
+    syn_exec(&s, add[i % 8], 0);
+  }
+  gus_machine m;
+  gus_machine_default(&m);
+  m.cls[IC_SHUFFLE].uop[0].ports = 1u << 5; /* ymm vpshufb / vpermd: port 5 only */
+  int nr = gus_res_count(&m);
+  gus_sens_row rows[GUS_R_MAX], rows2[GUS_R_MAX];
+  gus_result base;
+  wi_err err = {0};
+  assert_int_equal(gus_sensitivity(&m, 2, syn_source(&s), 1.5, 1, rows, &base, &err), WI_OK);
+  assert_near((double)base.cycles / N, 1.0, 0.10, "one shuffle per cycle");
+  int best = 0;
+  for (int r = 0; r < nr; r++) {
+    assert_int_equal(rows[r].res, r);
+    if (rows[r].speedup_x2 > rows[best].speedup_x2) best = r;
+  }
+  char buf[16];
+  if (best != GUS_R_PORT0 + 5) fail_msg("top resource %s, want P5", gus_res_name(&m, best, buf, sizeof buf));
+  assert_true(rows[best].speedup_x2 > 1.5);
+  assert_true(rows[best].speedup_factor > 1.3);
+  for (int r = 0; r < nr; r++)
+    if (r != best) assert_true(rows[r].speedup_x2 < 1.1);
+  /* no latency to halve on the ROB: not applicable */
+  assert_true(rows[GUS_R_ROB].speedup_half_latency == 0.0);
+  /* an unused port: exactly 1 */
+  assert_true(rows[GUS_R_PORT0 + 7].speedup_x2 == 1.0);
+  /* threads do not change anything */
+  assert_int_equal(gus_sensitivity(&m, 2, syn_source(&s), 1.5, 3, rows2, NULL, &err), WI_OK);
+  for (int r = 0; r < nr; r++) {
+    assert_true(rows[r].speedup_x2 == rows2[r].speedup_x2);
+    assert_true(rows[r].speedup_half_latency == rows2[r].speedup_half_latency);
+    assert_true(rows[r].speedup_factor == rows2[r].speedup_factor);
+  }
+  gus_result_free(&base);
+  syn_free(&s);
+}
+
+/* ---- memory ------------------------------------------------------------------------------------ */
+
+/* A pointer chase over random lines of 256 MiB: DRAM latency per load. */
+static void test_pointer_chase(void **state) {
+  (void)state;
+  syn s = {0};
+  uint32_t ld = syn_static(&s, IC_LOAD, 0, R(RAX), R(RAX), "mov rax, [rax]");
+  wi_rng rng;
+  rng_seed(&rng, 42);
+  const int N = 3000;
+  for (int i = 0; i < N; i++) syn_exec(&s, ld, 1, (uint64_t)(0x10000000 + rng_below(&rng, 1u << 22) * 64), 8u, 0);
+  gus_result r = run(&s, 2);
+  gus_machine m;
+  gus_machine_default(&m);
+  /* random lines of 256 MiB miss the STLB and the DRAM row: DRAM latency plus a page walk and
+   * a row conflict */
+  assert_near((double)r.cycles / N,
+              (double)(m.dram_latency + m.dram_t_rp + m.dram_t_rcd + m.stlb_latency + m.walk_latency), 0.10,
+              "pointer chase: cycles per load");
+  assert_true(r.llc_misses > (uint64_t)N * 9 / 10);
+  assert_int_equal(r.taint[ld], r.count[ld]);
+  gus_result_free(&r);
+  syn_free(&s);
+}
+
+/* A sequential stream of independent loads: L1D fill buffers bound it (no prefetchers). */
+static void test_stream_fill_buffers(void **state) {
+  (void)state;
+  syn s = {0};
+  uint32_t ld = syn_static(&s, IC_LOAD, 0, R(RSI), R(RAX), "mov rax, [rsi]");
+  const int N = 64000; /* 8000 lines */
+  for (int i = 0; i < N; i++) syn_exec(&s, ld, 1, (uint64_t)(0x20000000 + 8 * (uint64_t)i), 8u, 0);
+  gus_machine m;
+  gus_machine_default(&m);
+  gus_sens_row rows[GUS_R_MAX];
+  gus_result base;
+  wi_err err = {0};
+  assert_int_equal(gus_sensitivity(&m, 2, syn_source(&s), 2.0, 2, rows, &base, &err), WI_OK);
+  double lines = N / 8.0, per_line = (double)m.dram_latency / m.fill_buffers; /* row hits */
+  assert_near((double)base.cycles / lines, per_line, 0.10, "stream: cycles per line");
+  int best = 0;
+  for (int r = 0; r < gus_res_count(&m); r++)
+    if (rows[r].speedup_x2 > rows[best].speedup_x2) best = r;
+  assert_int_equal(best, GUS_R_FILLBUF);
+  assert_true(rows[GUS_R_DRAM].speedup_half_latency > 1.5);
+  gus_result_free(&base);
+  syn_free(&s);
+}
+
+/* Store, reload, add: a chain through memory of std + forwarding + add latency. */
+static void test_store_forwarding(void **state) {
+  (void)state;
+  syn s = {0};
+  uint32_t st = syn_static(&s, IC_STORE, R(RAX), R(RSP), 0, "mov [rsp-8], rax");
+  uint32_t ld = syn_static(&s, IC_LOAD, 0, R(RSP), R(RAX), "mov rax, [rsp-8]");
+  uint32_t ad = syn_static(&s, IC_ALU, R(RAX), 0, R(RAX) | R(FLAGS), "add rax, 1");
+  const int N = 5000;
+  for (int i = 0; i < N; i++) {
+    syn_exec(&s, st, 1, (uint64_t)0x7ff000, 8u, 1);
+    syn_exec(&s, ld, 1, (uint64_t)0x7ff000, 8u, 0);
+    syn_exec(&s, ad, 0);
+  }
+  gus_result r = run(&s, 2);
+  gus_machine m;
+  gus_machine_default(&m);
+  double want = m.std.latency + m.stlf_latency + m.cls[IC_ALU].uop[0].latency;
+  assert_near((double)r.cycles / N, want, 0.10, "store-forwarding chain: cycles per iteration");
+  assert_true(r.bound_memdep > (uint64_t)N * 9 / 10);
+  gus_result_free(&r);
+  syn_free(&s);
+}
+
+/* A serializing instruction drains the window: cycles add up instead of overlapping. */
+static void test_serializing(void **state) {
+  (void)state;
+  syn s = {0};
+  uint32_t mul = syn_static(&s, IC_MUL, R(RAX), 0, R(RAX), "imul rax, rax");
+  uint32_t mul2 = syn_static(&s, IC_MUL, R(RBX), 0, R(RBX), "imul rbx, rbx");
+  uint32_t fence = syn_static(&s, IC_SERIAL, 0, 0, 0, "lfence");
+  const int N = 1000;
+  for (int i = 0; i < N; i++) {
+    for (int k = 0; k < 4; k++) syn_exec(&s, mul, 0);
+    for (int k = 0; k < 4; k++) syn_exec(&s, mul2, 0);
+  }
+  gus_result a = run(&s, 2);
+  s.ins.n = 0;
+  for (int i = 0; i < N; i++) {
+    for (int k = 0; k < 4; k++) syn_exec(&s, mul, 0);
+    syn_exec(&s, fence, 0);
+    for (int k = 0; k < 4; k++) syn_exec(&s, mul2, 0);
+  }
+  gus_result b = run(&s, 2);
+  /* the two chains overlap without the fence (12 cycles per iteration), not with it (>= 24) */
+  assert_near((double)a.cycles / N, 12.0, 0.10, "overlapping chains");
+  assert_true((double)b.cycles / N >= 24.0);
+  gus_result_free(&a);
+  gus_result_free(&b);
+  syn_free(&s);
+}
+
+/* ---- machinery -------------------------------------------------------------------------------- */
+
+/* A random mix of classes, registers and memory accesses. */
+static void random_stream(syn *s, wi_rng *rng, int n_static, int n) {
+  static const int classes[] = {IC_ALU, IC_ALU, IC_ALU, IC_MOV, IC_LOAD, IC_STORE, IC_MUL, IC_FMA, IC_SHUFFLE,
+                                IC_BRANCH, IC_LEA, IC_DIV, IC_ZERO, IC_NOP, IC_FP_ADD, IC_SERIAL};
+  for (int i = 0; i < n_static; i++) {
+    int cls = classes[rng_below(rng, WI_ARRAY_LEN(classes))];
+    if (cls == IC_SERIAL && rng_below(rng, 4)) cls = IC_ALU;
+    regset_t src = 0, dst = 0, addr = 0;
+    for (int k = 0; k < 3; k++) src |= REG_BIT(rng_below(rng, 24));
+    dst = REG_BIT(rng_below(rng, 24));
+    if (cls == IC_LOAD || cls == IC_STORE || rng_below(rng, 4) == 0) addr = REG_BIT(rng_below(rng, 8));
+    syn_static(s, cls, src, addr, dst, rng_below(rng, 8) == 0 ? "push rbx" : "op");
+  }
+  for (int i = 0; i < n; i++) {
+    uint32_t sid = (uint32_t)rng_below(rng, (uint64_t)n_static);
+    const dec_insn *d = &s->dec.a[sid];
+    uint64_t a = 0x100000 + rng_below(rng, 1u << (rng_below(rng, 2) ? 12 : 26)) * 8;
+    if (d->cls == IC_LOAD) syn_exec(s, sid, 1, a, 8u, 0);
+    else if (d->cls == IC_STORE) syn_exec(s, sid, 1, a, 8u, 1);
+    else if (d->addr_src && rng_below(rng, 2)) syn_exec(s, sid, 2, a, 8u, 0, a, 8u, 1);
+    else if (d->addr_src) syn_exec(s, sid, 1, a, (uint32_t)(8 << rng_below(rng, 8)), (int)rng_below(rng, 2));
+    else syn_exec(s, sid, 0);
+  }
+}
+
+static gus_result run_direct(syn *s, const gus_machine *m, uint32_t window, uint32_t ring_mult) {
+  wi_err err = {0};
+  gus *g = gus_create(m, window, (uint32_t)s->dec.n, true, ring_mult, &err);
+  if (!g) fail_msg("gus_create: %s", err.msg);
+  gus_set_selfcheck(g, true);
+  char msg[200];
+  for (size_t i = 0; i < s->ins.n; i++) {
+    const trace_insn *t = &s->ins.a[i];
+    gus_step(g, t->sid, &s->dec.a[t->sid], t, s->mem.a);
+    if (i % 997 == 0 && !gus_check_sets(g, msg, sizeof msg)) fail_msg("after instruction %zu: %s", i, msg);
+  }
+  if (!gus_check_sets(g, msg, sizeof msg)) fail_msg("at the end: %s", msg);
+  gus_result r;
+  gus_finish(g, &r);
+  gus_free(g);
+  return r;
+}
+
+/* Taint results must not depend on the ring size (stale bits never alias live instructions),
+ * checkpoint bitsets must agree with walking the chains, and gus_run must agree with stepping
+ * by hand. */
+static void test_random_streams(void **state) {
+  (void)state;
+  wi_rng rng;
+  uint64_t seed = tu_seed();
+  rng_seed(&rng, seed);
+  for (int round = 0; round < 6; round++) {
+    syn s = {0};
+    random_stream(&s, &rng, 5 + (int)rng_below(&rng, 60), 20000);
+    gus_machine m;
+    gus_machine_default(&m);
+    m.rob = 16 + (uint32_t)rng_below(&rng, 200); /* small windows stress the ring */
+    m.fill_buffers = 1 + (uint32_t)rng_below(&rng, 12);
+    uint32_t window = 1u << rng_below(&rng, 3);
+    gus_result a = run_direct(&s, &m, window, 1);
+    gus_result b = run_direct(&s, &m, window, 4);
+    assert_int_equal(a.ticks, b.ticks);
+    assert_int_equal(a.n_static, b.n_static);
+    assert_memory_equal(a.taint, b.taint, a.n_static * sizeof *a.taint);
+    uint64_t tainted = 0;
+    for (uint32_t i = 0; i < a.n_static; i++) {
+      assert_true(a.taint[i] <= a.count[i]);
+      tainted += a.taint[i];
+    }
+    assert_true(tainted > 0);
+    gus_result c;
+    wi_err err = {0};
+    assert_int_equal(gus_run(&m, window, syn_source(&s), &c, &err), WI_OK);
+    assert_int_equal(a.ticks, c.ticks);
+    assert_memory_equal(a.taint, c.taint, a.n_static * sizeof *a.taint);
+    assert_true(a.cycles * m.dispatch_width >= a.insns);
+    gus_result_free(&a);
+    gus_result_free(&b);
+    gus_result_free(&c);
+    syn_free(&s);
+  }
+}
+
+/* Scaling every resource's throughput by 2 and latency by 0.5 can only make things faster. */
+static void test_scaling_monotone(void **state) {
+  (void)state;
+  wi_rng rng;
+  rng_seed(&rng, tu_seed() + 1);
+  syn s = {0};
+  random_stream(&s, &rng, 40, 20000);
+  gus_machine m;
+  gus_machine_default(&m);
+  gus_result base = run(&s, 2), fast;
+  gus_machine f = m;
+  for (int r = 0; r < GUS_R_MAX; r++) {
+    f.tput[r] = 2;
+    f.lat[r] = 0.5;
+  }
+  wi_err err = {0};
+  assert_int_equal(gus_run(&f, 2, syn_source(&s), &fast, &err), WI_OK);
+  assert_true(fast.ticks < base.ticks);
+  gus_result_free(&base);
+  gus_result_free(&fast);
+  syn_free(&s);
+}
+
+static void test_bad_source(void **state) {
+  (void)state;
+  syn s = {0};
+  uint32_t a = syn_static(&s, IC_ALU, R(RAX), 0, R(RAX), "add rax, 1");
+  syn_exec(&s, a, 0);
+  s.ins.a[0].sid = 7;
+  gus_result r;
+  wi_err err = {0};
+  gus_machine m;
+  gus_machine_default(&m);
+  assert_int_equal(gus_run(&m, 2, syn_source(&s), &r, &err), WI_EINVAL);
+  assert_non_null(strstr(err.msg, "sid 7"));
+  syn_free(&s);
+}
+
+/* Empty input: zero cycles, no crash. */
+static void test_empty(void **state) {
+  (void)state;
+  syn s = {0};
+  syn_static(&s, IC_ALU, 0, 0, 0, "nop");
+  gus_result r = run(&s, 2);
+  assert_int_equal(r.cycles, 0);
+  assert_int_equal(r.insns, 0);
+  gus_result_free(&r);
+  syn_free(&s);
+}
+
+/* ---- against the detailed model -------------------------------------------------------------- */
+
+static uint64_t chase_state;
+static void chase_addr(void *ctx, uint64_t pc, int slot, uint64_t *addr, uint32_t *size, bool *is_store) {
+  (void)ctx, (void)pc, (void)slot, (void)size, (void)is_store;
+  chase_state = chase_state * 6364136223846793005ULL + 1442695040888963407ULL;
+  *addr = 0x20000000 + ((chase_state >> 20) % (1u << 22)) * 64; /* random lines of 256 MiB */
+}
+
+typedef struct vs_case {
+  const char *name, *src;
+  uint64_t iters;
+  tb_mem_fn fn;
+  const char *key; /* label of the instruction that must rank first by taint, or NULL */
+} vs_case;
+
+/* The same tbuild trace through uarch/ooo and Gus (machine from the same configuration):
+ * predicted cycles within 10% on the analytic cases, and the chain ranked first. */
+static void test_vs_detailed_model(void **state) {
+  (void)state;
+  static const vs_case cases[] = {
+    {"dependent adds", "loop: add rax, 1\n add rax, 1\n add rax, 1\n add rax, 1\n dec rcx\n jnz loop\ndone: ret\n",
+     20000, NULL, NULL},
+    {"fma chain", "loop: key: vfmadd231ps ymm0, ymm1, ymm2\n vfmadd231ps ymm0, ymm1, ymm2\n dec rcx\n jnz loop\ndone: ret\n",
+     20000, NULL, NULL},
+    {"independent adds", "loop: add r8, 1\n add r9, 1\n add r10, 1\n add r11, 1\n add r12, 1\n add r13, 1\n add r14, 1\n"
+     " add r15, 1\n add rsi, 1\n add rdi, 1\n dec rcx\n jnz loop\ndone: ret\n", 10000, NULL, NULL},
+    {"imul chain", "loop: key: imul rax, rax\n add r8, 1\n add r9, 1\n add r10, 1\n add r11, 1\n dec rcx\n jnz loop\n"
+     "done: ret\n", 20000, NULL, "key"},
+    {"divider", "loop: key: div rbx\n dec rcx\n jnz loop\ndone: ret\n", 3000, NULL, "key"},
+    {"L1 loads", "loop: mov r8, [rsi]\n mov r9, [rsi+8]\n mov r10, [rsi+16]\n add r8, r9\n add r10, r8\n dec rcx\n"
+     " jnz loop\ndone: ret\n", 10000, NULL, NULL},
+    {"pointer chase", "loop: key: mov rax, [rax]\n dec rcx\n jnz loop\ndone: ret\n", 1500, chase_addr, "key"},
+  };
+  ooo_config cfg;
+  ooo_config_default(&cfg);
+  gus_machine m;
+  wi_err err = {0};
+  assert_int_equal(gus_machine_from_ooo(&m, &cfg, &err), WI_OK);
+  char *path = tu_tmp_path(".wtr");
+  for (size_t i = 0; i < WI_ARRAY_LEN(cases); i++) {
+    const vs_case *c = &cases[i];
+    chase_state = 7;
+    tbuild *tb = tb_new(c->src, 0x401000, &err);
+    if (!tb) fail_msg("%s: tb_new: %s", c->name, err.msg);
+    tb_loop(tb, "loop", "done", c->iters, c->fn, NULL);
+    tb_exec(tb, tb_label(tb, "done"), NULL, 0);
+    uint64_t key_pc = c->key ? tb_label(tb, c->key) : 0;
+    if (tb_write(tb, path, &err)) fail_msg("%s: tb_write: %s", c->name, err.msg);
+    tb_free(tb);
+    trace_t *t = trace_open(path, &err);
+    if (!t) fail_msg("%s: trace_open: %s", c->name, err.msg);
+    ooo_model *om = ooo_new(&cfg, t, 0, &err);
+    if (!om || ooo_run(om, UINT64_MAX, &err)) fail_msg("%s: ooo: %s", c->name, err.msg);
+    uint64_t ooo_cyc = ooo_cycles(om);
+    ooo_free(om);
+    gus_source src;
+    gus_source_trace(&src, t);
+    gus_result r;
+    assert_int_equal(gus_run(&m, 2, &src, &r, &err), WI_OK);
+    double ratio = (double)r.cycles / (double)ooo_cyc;
+    fprintf(stderr, "  %-16s ooo %8llu cycles, gus %8llu (%.3f)\n", c->name, (unsigned long long)ooo_cyc,
+            (unsigned long long)r.cycles, ratio);
+    if (ratio < 0.9 || ratio > 1.1) fail_msg("%s: gus %llu vs ooo %llu cycles", c->name, (unsigned long long)r.cycles,
+                                             (unsigned long long)ooo_cyc);
+    if (key_pc) {
+      uint32_t top = 0;
+      for (uint32_t s = 1; s < r.n_static; s++)
+        if (r.taint[s] > r.taint[top]) top = s;
+      assert_int_equal(trace_decoded(t, top)->pc, key_pc);
+    }
+    gus_result_free(&r);
+    trace_close(t);
+  }
+  unlink(path);
+  free(path);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_machine_check),
+    cmocka_unit_test(test_dep_chain),
+    cmocka_unit_test(test_fma_chain),
+    cmocka_unit_test(test_independent_adds),
+    cmocka_unit_test(test_chain_ranked_first),
+    cmocka_unit_test(test_dispatch_bound_all_tainted),
+    cmocka_unit_test(test_port_bound_sensitivity),
+    cmocka_unit_test(test_pointer_chase),
+    cmocka_unit_test(test_stream_fill_buffers),
+    cmocka_unit_test(test_store_forwarding),
+    cmocka_unit_test(test_serializing),
+    cmocka_unit_test(test_random_streams),
+    cmocka_unit_test(test_scaling_monotone),
+    cmocka_unit_test(test_bad_source),
+    cmocka_unit_test(test_empty),
+    cmocka_unit_test(test_vs_detailed_model),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,904 @@
+/* test_ooo.c — the out-of-order core model on synthetic traces: analytic throughput and
+ * latency, branch prediction and wrong path, RAS repair, determinism and checkpoints,
+ * memory ordering, interventions, top-down accounting. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "machine.h"
+#include "ooo.h"
+#include "tbuild.h"
+#include "testutil.h"
+#include "trace.h"
+
+#define BASE 0x401000ULL
+
+/* ---- helpers ------------------------------------------------------------------------------- */
+
+typedef struct run_res {
+  ooo_stats s;
+  ooo_topdown td;
+  double ipc;
+  uint64_t warm_insns, warm_cycles; /* after the warm-up (the first 10% of the instructions) */
+} run_res;
+
+static char *write_trace(tbuild *tb) {
+  wi_err err;
+  char *path = tu_tmp_path(".wtr");
+  if (tb_write(tb, path, &err)) fail_msg("tb_write: %s", err.msg);
+  return path;
+}
+
+static void check_topdown(const ooo_model *m) {
+  ooo_topdown td;
+  ooo_get_topdown(m, &td);
+  double sum = td.retiring + td.bad_speculation + td.frontend_bound + td.backend_bound;
+  assert_true(fabs(sum - 1.0) < 1e-9);
+  /* every slot of every cycle is accounted exactly once */
+  const ooo_stats *s = ooo_get_stats(m);
+  uint64_t tot = 0;
+  for (int i = 0; i < OOO_SLOT_NUM; i++) tot += s->slots[i];
+  assert_int_equal(tot, s->cycles * ooo_get_config(m)->core.rename_width);
+}
+
+static run_res run_cfg(const char *path, const ooo_config *cfg) {
+  wi_err err;
+  trace_t *t = trace_open(path, &err);
+  if (!t) fail_msg("trace_open: %s", err.msg);
+  ooo_model *m = ooo_new(cfg, t, 0, &err);
+  if (!m) fail_msg("ooo_new: %s", err.msg);
+  uint64_t n = trace_get_info(t)->n_insns;
+  if (ooo_run(m, n / 10, &err)) fail_msg("ooo_run: %s", err.msg);
+  uint64_t i0 = ooo_committed(m), c0 = ooo_cycles(m);
+  if (ooo_run(m, UINT64_MAX, &err)) fail_msg("ooo_run: %s", err.msg);
+  assert_true(ooo_finished(m));
+  if (getenv("OOO_VERBOSE")) ooo_stats_print(m, 0, stderr);
+  run_res r;
+  r.s = *ooo_get_stats(m);
+  ooo_get_topdown(m, &r.td);
+  r.ipc = (double)r.s.insns / (double)r.s.cycles;
+  r.warm_insns = r.s.insns - i0;
+  r.warm_cycles = r.s.cycles - c0;
+  assert_int_equal(r.s.insns, trace_get_info(t)->n_insns);
+  check_topdown(m);
+  ooo_free(m);
+  trace_close(t);
+  return r;
+}
+
+static run_res run_default(const char *path) {
+  ooo_config c;
+  ooo_config_default(&c);
+  return run_cfg(path, &c);
+}
+
+static tbuild *build(const char *src) {
+  wi_err err;
+  tbuild *tb = tb_new(src, BASE, &err);
+  if (!tb) fail_msg("tb_new: %s", err.msg);
+  return tb;
+}
+
+/* A loop body of `n` copies of `line`, then dec rcx / jnz, run `iters` times. */
+static char *loop_trace(const char *line, int n, uint64_t iters, tb_mem_fn fn, void *ctx) {
+  size_t cap = (size_t)n * (strlen(line) + 2) + 256;
+  char *src = malloc(cap);
+  strcpy(src, "loop:\n");
+  for (int i = 0; i < n; i++) {
+    strcat(src, "  ");
+    strcat(src, line);
+    strcat(src, "\n");
+  }
+  strcat(src, "  dec rcx\n  jnz loop\ndone:\n  nop\n");
+  tbuild *tb = build(src);
+  tb_loop(tb, "loop", "done", iters, fn, ctx);
+  tb_exec(tb, tb_label(tb, "done"), NULL, 0);
+  char *path = write_trace(tb);
+  tb_free(tb);
+  free(src);
+  return path;
+}
+
+/* ---- analytic throughput and latency ------------------------------------------------------------ */
+
+static void test_dependent_add_chain(void **state) {
+  (void)state;
+  char *path = loop_trace("add rax, rbx", 40, 500, NULL, NULL);
+  run_res r = run_default(path);
+  /* 40 chained adds per iteration: 1 cycle each */
+  double cyc_per_add = (double)r.warm_cycles / ((double)r.warm_insns * 40.0 / 42.0);
+  print_message("add chain: %llu insns, %llu cycles, %.3f cycles/add\n", (unsigned long long)r.s.insns,
+                (unsigned long long)r.s.cycles, cyc_per_add);
+  assert_true(cyc_per_add > 0.99 && cyc_per_add < 1.03);
+  unlink(path);
+  free(path);
+}
+
+static void test_independent_adds(void **state) {
+  (void)state;
+  /* 10 independent accumulators: IPC = min(rename width 6, integer ALU ports 5) = 5 */
+  const char *regs[] = {"rax", "rbx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11", "r12"};
+  char line[4096] = "";
+  for (int k = 0; k < 4; k++)
+    for (int i = 0; i < 10; i++) {
+      char one[64];
+      snprintf(one, sizeof one, "%sadd %s, 1", line[0] ? "\n  " : "", regs[i]);
+      strcat(line, one);
+    }
+  char *path = loop_trace(line, 1, 1000, NULL, NULL);
+  run_res r = run_default(path);
+  double ipc = (double)r.warm_insns / (double)r.warm_cycles;
+  print_message("independent adds: IPC %.3f (after warm-up)\n", ipc);
+  assert_true(ipc > 4.9 && ipc < 5.01);
+  /* with 4-wide rename the width binds instead */
+  ooo_config c;
+  ooo_config_default(&c);
+  c.core.rename_width = 4;
+  run_res r4 = run_cfg(path, &c);
+  ipc = (double)r4.warm_insns / (double)r4.warm_cycles;
+  print_message("independent adds, rename 4: IPC %.3f\n", ipc);
+  assert_true(ipc > 3.95 && ipc <= 4.0);
+  unlink(path);
+  free(path);
+}
+
+static void test_fma_chain_and_throughput(void **state) {
+  (void)state;
+  ooo_config c;
+  ooo_config_default(&c);
+  uint32_t lat = c.uops[IC_FMA].u[0].latency;
+  char *path = loop_trace("vfmadd231ps ymm0, ymm1, ymm2", 40, 200, NULL, NULL);
+  run_res r = run_default(path);
+  double per = (double)r.warm_cycles / ((double)r.warm_insns * 40.0 / 42.0);
+  print_message("FMA chain: %.3f cycles/FMA (latency %u)\n", per, lat);
+  assert_true(per > lat * 0.99 && per < lat * 1.03);
+  unlink(path);
+  free(path);
+  /* 8 independent accumulators: 2 FMA ports -> 2 per cycle */
+  char line[2048] = "";
+  for (int k = 0; k < 5; k++)
+    for (int i = 0; i < 8; i++) {
+      char one[96];
+      snprintf(one, sizeof one, "%svfmadd231ps ymm%d, ymm14, ymm15", line[0] ? "\n  " : "", i);
+      strcat(line, one);
+    }
+  path = loop_trace(line, 1, 500, NULL, NULL);
+  r = run_default(path);
+  double fma_per_cycle = (double)r.warm_insns * 40.0 / 42.0 / (double)r.warm_cycles;
+  print_message("independent FMAs: %.3f per cycle\n", fma_per_cycle);
+  assert_true(fma_per_cycle > 1.97 && fma_per_cycle <= 2.001);
+  unlink(path);
+  free(path);
+}
+
+static void fixed_addr(void *ctx, uint64_t pc, int slot, uint64_t *addr, uint32_t *size, bool *is_store) {
+  (void)ctx;
+  (void)pc;
+  (void)slot;
+  (void)size;
+  (void)is_store;
+  *addr = 0x20000000ULL;
+}
+
+static void test_load_chain_l1(void **state) {
+  (void)state;
+  ooo_config c;
+  ooo_config_default(&c);
+  char *path = loop_trace("mov rax, [rax]", 40, 300, fixed_addr, NULL);
+  run_res r = run_default(path);
+  double per = (double)r.warm_cycles / ((double)r.warm_insns * 40.0 / 42.0);
+  print_message("load chain: %.3f cycles/load (L1 latency %u)\n", per, c.mem.l1d.latency);
+  assert_true(per > c.mem.l1d.latency * 0.99 && per < c.mem.l1d.latency * 1.03);
+  unlink(path);
+  free(path);
+}
+
+/* ---- branches ------------------------------------------------------------------------------------ */
+
+static void test_loop_branch_learned(void **state) {
+  (void)state;
+  char *path = loop_trace("add rax, rbx", 4, 5000, NULL, NULL);
+  run_res r = run_default(path);
+  print_message("loop branch: %llu mispredicts of %llu\n", (unsigned long long)r.s.mispredicts[BR_COND],
+                (unsigned long long)r.s.branches[BR_COND]);
+  assert_int_equal(r.s.branches[BR_COND], 5000);
+  assert_true(r.s.mispredicts[BR_COND] <= 3);
+  unlink(path);
+  free(path);
+}
+
+static const char *const rand_src =
+  "loop:\n"
+  "  test rax, rax\n"
+  "  jz skip\n"
+  "  add rbx, 1\n"
+  "  add rsi, 2\n"
+  "skip:\n"
+  "  add rdx, 1\n"
+  "  dec rcx\n"
+  "  jnz loop\n"
+  "done:\n"
+  "  nop\n";
+
+/* Random outcomes of `jz skip`, seeded. */
+static char *random_branch_trace(uint64_t seed, int iters) {
+  tbuild *tb = build(rand_src);
+  uint64_t loop = tb_label(tb, "loop"), skip = tb_label(tb, "skip"), done = tb_label(tb, "done");
+  uint64_t jz = loop + tb_len(tb, loop);
+  wi_rng rng;
+  rng_seed(&rng, seed);
+  for (int i = 0; i < iters; i++) {
+    tb_exec(tb, loop, NULL, 0);
+    tb_exec(tb, jz, NULL, 0);
+    if (rng_below(&rng, 2)) tb_run(tb, jz + tb_len(tb, jz), skip, NULL, NULL);
+    tb_run(tb, skip, done, NULL, NULL);
+  }
+  tb_exec(tb, done, NULL, 0);
+  assert_null(tb_error(tb));
+  char *path = write_trace(tb);
+  tb_free(tb);
+  return path;
+}
+
+static void test_random_branch(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed();
+  char *path = random_branch_trace(seed, 4000);
+  run_res r = run_default(path);
+  double rate = (double)r.s.mispredicts[BR_COND] / 4000.0;
+  print_message("random branch: %.1f%% of the random branches mispredicted; bad speculation %.1f%%, retiring %.1f%%, "
+                "wrong path fetched %llu\n",
+                100 * rate, 100 * r.td.bad_speculation, 100 * r.td.retiring, (unsigned long long)r.s.fetched[1]);
+  assert_true(rate > 0.38 && rate < 0.62);
+  assert_true(r.td.bad_speculation > r.td.retiring);
+  assert_true(r.td.bad_speculation > r.td.frontend_bound);
+  assert_true(r.td.bad_speculation > r.td.backend_bound);
+  assert_true(r.s.fetched[1] > 0 && r.s.executed[1] > 0);
+  /* perfect prediction removes all of it */
+  ooo_config c;
+  ooo_config_default(&c);
+  c.fe.perfect_branch = true;
+  run_res p = run_cfg(path, &c);
+  assert_int_equal(p.s.mispredicts[BR_COND], 0);
+  assert_int_equal(p.s.fetched[1], 0);
+  assert_true(p.s.cycles * 2 < r.s.cycles);
+  /* wrong_path = off: no wrong-path work at all, same mispredictions */
+  ooo_config_default(&c);
+  c.fe.wrong_path = WP_OFF;
+  run_res o = run_cfg(path, &c);
+  assert_int_equal(o.s.fetched[1], 0);
+  assert_int_equal(o.s.mispredicts[BR_COND], r.s.mispredicts[BR_COND]);
+  /* cap: at most N per misprediction */
+  ooo_config_default(&c);
+  c.fe.wrong_path = WP_CAP;
+  c.fe.wrong_path_cap = 3;
+  run_res k = run_cfg(path, &c);
+  assert_true(k.s.fetched[1] <= 3 * k.s.mispredicts[BR_COND]);
+  assert_true(k.s.fetched[1] > 0);
+  unlink(path);
+  free(path);
+}
+
+/* ---- return-address stack ------------------------------------------------------------------------ */
+
+static const char *const walk_src =
+  "top:\n"
+  "  call walk\n"
+  "  dec rbx\n"
+  "  jnz top\n"
+  "done:\n"
+  "  nop\n"
+  "walk:\n"
+  "  test rdi, rdi\n"
+  "  jz leaf\n"
+  "  call walk\n"
+  "siteb:\n"
+  "  call walk\n"
+  "  nop\n" /* a `ret` right after the call would return to itself: a self-loop the trace
+                reader takes for rep-string iterations */
+  "  ret\n"
+  "leaf:\n"
+  "  ret\n";
+
+typedef struct walk_gen {
+  tbuild *tb;
+  wi_rng rng;
+  uint64_t walk, jz, call_a, call_b, nop_b, ret_n, leaf, rsp;
+} walk_gen;
+
+static void wg_call(walk_gen *g, uint64_t pc) {
+  g->rsp -= 8;
+  trace_mem a = {g->rsp, 8, 1, {0}};
+  tb_exec(g->tb, pc, &a, 1);
+}
+
+static void wg_ret(walk_gen *g, uint64_t pc) {
+  trace_mem a = {g->rsp, 8, 0, {0}};
+  g->rsp += 8;
+  tb_exec(g->tb, pc, &a, 1);
+}
+
+/* One random binary tree walk: every node is a call; a node is a leaf with probability 0.55
+ * (data-dependent `jz leaf`) or at depth 12. */
+static void wg_walk(walk_gen *g, int depth) {
+  tb_exec(g->tb, g->walk, NULL, 0);
+  tb_exec(g->tb, g->jz, NULL, 0);
+  if (depth >= 12 || rng_below(&g->rng, 100) < 55) {
+    wg_ret(g, g->leaf);
+    return;
+  }
+  wg_call(g, g->call_a);
+  wg_walk(g, depth + 1);
+  wg_call(g, g->call_b);
+  wg_walk(g, depth + 1);
+  tb_exec(g->tb, g->nop_b, NULL, 0);
+  wg_ret(g, g->ret_n);
+}
+
+static char *walk_trace(uint64_t seed, int walks) {
+  walk_gen g;
+  g.tb = build(walk_src);
+  rng_seed(&g.rng, seed);
+  tbuild *tb = g.tb;
+  uint64_t top = tb_label(tb, "top");
+  g.walk = tb_label(tb, "walk");
+  g.jz = g.walk + tb_len(tb, g.walk);
+  g.call_a = g.jz + tb_len(tb, g.jz);
+  g.call_b = tb_label(tb, "siteb");
+  g.nop_b = g.call_b + tb_len(tb, g.call_b);
+  g.ret_n = g.nop_b + tb_len(tb, g.nop_b);
+  g.leaf = tb_label(tb, "leaf");
+  g.rsp = 0x7fff0000ULL;
+  uint64_t dec = top + tb_len(tb, top), jnz = dec + tb_len(tb, dec);
+  for (int i = 0; i < walks; i++) {
+    wg_call(&g, top);
+    wg_walk(&g, 0);
+    tb_exec(tb, dec, NULL, 0);
+    tb_exec(tb, jnz, NULL, 0);
+  }
+  tb_exec(tb, tb_label(tb, "done"), NULL, 0);
+  assert_null(tb_error(tb));
+  char *path = write_trace(tb);
+  tb_free(tb);
+  return path;
+}
+
+static void test_ras_repair(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed();
+  char *path = walk_trace(seed, 400);
+  uint64_t rets = 0, mis[RAS_REPAIR_NUM];
+  for (int pol = 0; pol < RAS_REPAIR_NUM; pol++) {
+    ooo_config c;
+    ooo_config_default(&c);
+    c.bp.ras_repair = pol;
+    run_res r = run_cfg(path, &c);
+    rets = r.s.branches[BR_RET];
+    mis[pol] = r.s.mispredicts[BR_RET];
+    print_message("RAS repair %-4s: %llu of %llu returns mispredicted, %llu conditional mispredicts, IPC %.3f\n",
+                  pol == 0 ? "none" : pol == 1 ? "tos" : "full", (unsigned long long)mis[pol],
+                  (unsigned long long)rets, (unsigned long long)r.s.mispredicts[BR_COND], r.ipc);
+  }
+  assert_true(rets > 1000);
+  assert_true(mis[RAS_REPAIR_NONE] > 10 * (mis[RAS_REPAIR_FULL] + 1));
+  assert_true(mis[RAS_REPAIR_FULL] * 1000 < rets); /* near zero */
+  assert_true(mis[RAS_REPAIR_TOS] <= mis[RAS_REPAIR_NONE]);
+  unlink(path);
+  free(path);
+}
+
+/* ---- determinism and checkpoints ------------------------------------------------------------------- */
+
+static ooo_model *new_model(const trace_t *t, const ooo_config *c) {
+  wi_err err;
+  ooo_model *m = ooo_new(c, t, OOO_SID_STATS, &err);
+  if (!m) fail_msg("ooo_new: %s", err.msg);
+  return m;
+}
+
+static void run_to(ooo_model *m, uint64_t n) {
+  wi_err err;
+  if (ooo_run(m, n, &err)) fail_msg("ooo_run: %s", err.msg);
+}
+
+static void assert_same_result(const ooo_model *a, const ooo_model *b) {
+  assert_memory_equal(ooo_get_stats(a), ooo_get_stats(b), sizeof(ooo_stats));
+  assert_int_equal(ooo_cycles(a), ooo_cycles(b));
+}
+
+static void test_determinism_and_checkpoints(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed();
+  char *path = walk_trace(seed, 150);
+  wi_err err;
+  trace_t *t = trace_open(path, &err);
+  if (!t) fail_msg("%s", err.msg);
+  uint64_t n = trace_get_info(t)->n_insns;
+  const char *machines[] = {"golden_cove", "stress"};
+  for (size_t k = 0; k < WI_ARRAY_LEN(machines); k++) {
+    ooo_config c;
+    if (machine_load(machines[k], &c, &err)) fail_msg("%s", err.msg);
+    ooo_model *a = new_model(t, &c), *b = new_model(t, &c);
+    run_to(a, UINT64_MAX);
+    run_to(b, UINT64_MAX);
+    assert_true(ooo_finished(a));
+    assert_same_result(a, b); /* the same trace twice: identical */
+    assert_memory_equal(ooo_get_sid_stats(a), ooo_get_sid_stats(b), trace_get_info(t)->n_static * sizeof(ooo_sid_stats));
+    /* in small pieces */
+    ooo_model *p = new_model(t, &c);
+    while (!ooo_finished(p)) run_to(p, 997);
+    assert_same_result(a, p);
+    /* a checkpoint taken a third of the way: a clone and a copy continue identically */
+    ooo_model *q = new_model(t, &c);
+    run_to(q, n / 3);
+    ooo_model *cl = ooo_clone(q, &err);
+    if (!cl) fail_msg("%s", err.msg);
+    ooo_model *cp = new_model(t, &c);
+    run_to(cp, n / 2); /* whatever it did before is overwritten */
+    if (ooo_copy(cp, q, &err)) fail_msg("%s", err.msg);
+    run_to(q, UINT64_MAX);
+    run_to(cl, UINT64_MAX);
+    run_to(cp, UINT64_MAX);
+    assert_same_result(a, q);
+    assert_same_result(a, cl);
+    assert_same_result(a, cp);
+    print_message("%s: %llu cycles, state %zu bytes; checkpoint at %llu resumed identically\n", machines[k],
+                  (unsigned long long)ooo_cycles(a), ooo_state_bytes(a), (unsigned long long)(n / 3));
+    /* copies between different configurations are refused */
+    ooo_config other = c;
+    other.core.rob = c.core.rob == 8 ? 16 : 256;
+    ooo_model *o = new_model(t, &other);
+    assert_int_not_equal(ooo_copy(o, q, &err), WI_OK);
+    ooo_free(o);
+    ooo_free(a);
+    ooo_free(b);
+    ooo_free(p);
+    ooo_free(q);
+    ooo_free(cl);
+    ooo_free(cp);
+  }
+  trace_close(t);
+  unlink(path);
+  free(path);
+}
+
+/* ---- memory ordering ---------------------------------------------------------------------------------- */
+
+static void same_addr(void *ctx, uint64_t pc, int slot, uint64_t *addr, uint32_t *size, bool *is_store) {
+  (void)ctx;
+  (void)pc;
+  (void)slot;
+  (void)size;
+  (void)is_store;
+  *addr = 0x20000040ULL;
+}
+
+static void test_memory_ordering(void **state) {
+  (void)state;
+  /* the store's address depends on a slow chain; the load of the same bytes is ready early */
+  const char *src =
+    "loop:\n"
+    "  imul rbx, rbx, 1\n"
+    "  imul rbx, rbx, 1\n"
+    "  imul rbx, rbx, 1\n"
+    "  mov [rbx], rax\n"
+    "  mov rcx, [rdx]\n"
+    "  add rax, rcx\n"
+    "  dec rsi\n"
+    "  jnz loop\n"
+    "done:\n"
+    "  nop\n";
+  tbuild *tb = build(src);
+  tb_loop(tb, "loop", "done", 2000, same_addr, NULL);
+  tb_exec(tb, tb_label(tb, "done"), NULL, 0);
+  char *path = write_trace(tb);
+  tb_free(tb);
+  ooo_config c;
+  ooo_config_default(&c);
+  c.core.mem_dep = MDP_SPECULATE;
+  run_res spec = run_cfg(path, &c);
+  c.core.mem_dep = MDP_PREDICT;
+  run_res pred = run_cfg(path, &c);
+  c.core.mem_dep = MDP_CONSERVATIVE;
+  run_res cons = run_cfg(path, &c);
+  print_message("memory ordering: clears speculate %llu, predict %llu, conservative %llu; forwarded %llu/%llu/%llu; "
+                "cycles %llu/%llu/%llu; load waits (predict) %llu\n",
+                (unsigned long long)spec.s.machine_clears, (unsigned long long)pred.s.machine_clears,
+                (unsigned long long)cons.s.machine_clears, (unsigned long long)spec.s.forwarded,
+                (unsigned long long)pred.s.forwarded, (unsigned long long)cons.s.forwarded,
+                (unsigned long long)spec.s.cycles, (unsigned long long)pred.s.cycles,
+                (unsigned long long)cons.s.cycles, (unsigned long long)pred.s.mdp_waits);
+  assert_true(spec.s.machine_clears > 1000);           /* every iteration violates */
+  assert_true(pred.s.machine_clears >= 1 && pred.s.machine_clears < 20); /* learned (periodic clears re-learn) */
+  assert_int_equal(cons.s.machine_clears, 0);
+  assert_true(pred.s.forwarded > 1000 && cons.s.forwarded > 1000);
+  assert_true(spec.td.machine_clears > 0.1);
+  assert_true(pred.s.cycles < spec.s.cycles);
+  unlink(path);
+  free(path);
+}
+
+static void test_store_forwarding_latency(void **state) {
+  (void)state;
+  /* a value travelling through memory: store, reload, increment */
+  char *path = loop_trace("mov [rdi], rax\n  mov rax, [rdi]\n  add rax, 1", 10, 300, same_addr, NULL);
+  ooo_config c;
+  ooo_config_default(&c);
+  run_res r = run_default(path);
+  double per = (double)r.warm_cycles / ((double)r.warm_insns / 32.0 * 10.0);
+  print_message("store-reload-add chain: %.2f cycles per round (forwarding %u + add 1 + store data %u)\n", per,
+                c.core.stlf_latency, c.core.std_latency);
+  assert_true(per > c.core.stlf_latency + 1 - 0.01 && per < c.core.stlf_latency + 1 + c.core.std_latency + 0.5);
+  assert_true(r.s.forwarded >= 2900);
+  unlink(path);
+  free(path);
+}
+
+/* ---- interventions through the filter ---------------------------------------------------------------- */
+
+typedef struct filt_ctx {
+  uint64_t pc;          /* the instruction to modify */
+  ooo_mod mod;
+  uint64_t calls, wrong_calls, last_index;
+  bool ordered;         /* correct-path indices arrived in increasing order */
+} filt_ctx;
+
+static void filt(void *vctx, uint64_t index, const trace_insn *ti, const dec_insn *di, bool wrong, ooo_mod *out) {
+  filt_ctx *c = vctx;
+  assert_non_null(ti);
+  assert_non_null(di);
+  if (wrong) {
+    assert_int_equal(index, UINT64_MAX);
+    c->wrong_calls++;
+  } else {
+    if (c->calls && index <= c->last_index) c->ordered = false;
+    c->last_index = index;
+    c->calls++;
+  }
+  if (ti->pc == c->pc) *out = c->mod;
+}
+
+static run_res run_filtered(const char *path, filt_ctx *fc) {
+  wi_err err;
+  trace_t *t = trace_open(path, &err);
+  if (!t) fail_msg("%s", err.msg);
+  ooo_config c;
+  ooo_config_default(&c);
+  ooo_model *m = new_model(t, &c);
+  fc->calls = fc->wrong_calls = 0;
+  fc->ordered = true;
+  ooo_set_filter(m, filt, fc);
+  run_to(m, UINT64_MAX);
+  run_res r;
+  r.s = *ooo_get_stats(m);
+  ooo_get_topdown(m, &r.td);
+  r.ipc = (double)r.s.insns / (double)r.s.cycles;
+  check_topdown(m);
+  ooo_free(m);
+  trace_close(t);
+  return r;
+}
+
+static void test_filter_interventions(void **state) {
+  (void)state;
+  /* the add chain: 40 adds, then dec/jnz */
+  char *path = loop_trace("add rax, rbx", 40, 200, NULL, NULL);
+  filt_ctx fc;
+  memset(&fc, 0, sizeof fc);
+  fc.pc = BASE; /* the first add of the body */
+  fc.mod.lat_set = -1;
+  run_res base = run_filtered(path, &fc);
+  assert_int_equal(fc.calls, 42 * 200 + 1);
+  assert_true(fc.ordered);
+  /* +3 cycles on one add of 40: 3 more cycles per iteration */
+  fc.mod.lat_add = 3;
+  run_res lat = run_filtered(path, &fc);
+  double d = ((double)lat.s.cycles - (double)base.s.cycles) / 200.0;
+  print_message("lat_add 3 on one add: %+.2f cycles/iteration\n", d);
+  assert_true(d > 2.9 && d < 3.1);
+  /* lat_set 10 on it: +9 */
+  fc.mod.lat_add = 0;
+  fc.mod.lat_set = 10;
+  lat = run_filtered(path, &fc);
+  d = ((double)lat.s.cycles - (double)base.s.cycles) / 200.0;
+  assert_true(d > 8.9 && d < 9.1);
+  /* drop: one instruction less per iteration, one cycle less */
+  fc.mod.lat_set = -1;
+  fc.mod.drop = true;
+  run_res drop = run_filtered(path, &fc);
+  assert_int_equal(drop.s.insns, base.s.insns - 200);
+  d = ((double)base.s.cycles - (double)drop.s.cycles) / 200.0;
+  assert_true(d > 0.9 && d < 1.1);
+  /* nop: the same count, but it no longer carries the chain: one cycle less too */
+  fc.mod.drop = false;
+  fc.mod.nop = true;
+  run_res nop = run_filtered(path, &fc);
+  assert_int_equal(nop.s.insns, base.s.insns);
+  d = ((double)base.s.cycles - (double)nop.s.cycles) / 200.0;
+  assert_true(d > 0.9 && d < 1.1);
+  unlink(path);
+  free(path);
+
+  /* perfect_branch on the random branch */
+  uint64_t seed = tu_seed();
+  path = random_branch_trace(seed, 2000);
+  memset(&fc, 0, sizeof fc);
+  fc.mod.lat_set = -1;
+  fc.pc = BASE + 3; /* `jz skip` after the 3-byte `test rax, rax` */
+  run_res rb = run_filtered(path, &fc);
+  assert_true(fc.wrong_calls > 0); /* wrong-path instructions went through the filter */
+  fc.mod.perfect_branch = true;
+  run_res pb = run_filtered(path, &fc);
+  print_message("perfect_branch on the random branch: mispredicts %llu -> %llu, cycles %llu -> %llu\n",
+                (unsigned long long)rb.s.mispredicts[BR_COND], (unsigned long long)pb.s.mispredicts[BR_COND],
+                (unsigned long long)rb.s.cycles, (unsigned long long)pb.s.cycles);
+  assert_true(rb.s.mispredicts[BR_COND] > 500);
+  assert_true(pb.s.mispredicts[BR_COND] <= 2);
+  assert_true(pb.s.cycles * 2 < rb.s.cycles);
+  unlink(path);
+  free(path);
+}
+
+typedef struct chase_ctx {
+  uint64_t i;
+} chase_ctx;
+
+/* A pointer chase over 4 MiB: every load a new line, far apart. */
+static void chase_addr(void *vctx, uint64_t pc, int slot, uint64_t *addr, uint32_t *size, bool *is_store) {
+  (void)pc;
+  (void)slot;
+  (void)size;
+  (void)is_store;
+  chase_ctx *c = vctx;
+  c->i++;
+  *addr = 0x40000000ULL + ((c->i * 2654435761ULL) % 65536) * 64;
+}
+
+static void test_perfect_mem_and_skipping(void **state) {
+  (void)state;
+  chase_ctx cc = {0};
+  char *path = loop_trace("mov rax, [rax]", 10, 400, chase_addr, &cc);
+  filt_ctx fc;
+  memset(&fc, 0, sizeof fc);
+  fc.mod.lat_set = -1;
+  fc.pc = 0;
+  run_res miss = run_filtered(path, &fc);
+  print_message("pointer chase: %.1f cycles/load, %.0f%% of cycles skipped, memory bound %.2f\n",
+                (double)miss.s.cycles / 4000.0, 100.0 * (double)miss.s.skipped_cycles / (double)miss.s.cycles,
+                miss.td.memory_bound);
+  assert_true(miss.s.cycles / 4000 > 100);
+  assert_true(miss.s.skipped_cycles * 10 > miss.s.cycles * 8); /* nearly every cycle skipped */
+  assert_true(miss.td.memory_bound > 0.8);
+  /* perfect_mem on every load of the chase: L1 latency */
+  ooo_config c;
+  ooo_config_default(&c);
+  for (int i = 0; i < 10; i++) {
+    fc.pc = BASE + (uint64_t)i * 3; /* mov rax, [rax] is 3 bytes */
+    fc.mod.perfect_mem = true;
+  }
+  /* one filter entry matches one pc: use a pc-range filter instead */
+  unlink(path);
+  free(path);
+  cc.i = 0;
+  path = loop_trace("mov rax, [rax]", 1, 4000, chase_addr, &cc);
+  fc.pc = BASE;
+  fc.mod.perfect_mem = false;
+  miss = run_filtered(path, &fc);
+  fc.mod.perfect_mem = true;
+  run_res hit = run_filtered(path, &fc);
+  double per = (double)hit.s.cycles / 4000.0;
+  print_message("perfect_mem: %.1f -> %.2f cycles/iteration\n", (double)miss.s.cycles / 4000.0, per);
+  assert_true(per < c.mem.l1d.latency + 1.5);
+  assert_true(miss.s.cycles > 20 * hit.s.cycles);
+  unlink(path);
+  free(path);
+}
+
+/* ---- observer ------------------------------------------------------------------------------------------ */
+
+typedef struct obs_ctx {
+  uint64_t fetch, dispatch, issue, complete, commit, squash, mem, slot_cycles;
+  uint64_t slots[OOO_SLOT_NUM];      /* unfilled slots from slot records */
+  uint64_t filled;                   /* filled slots from slot records */
+  uint64_t disp_slots_right, disp_slots_wrong;
+  uint64_t operand_binds, operand_prev, port_binds;
+  uint64_t last_fid;
+  bool order_ok;
+} obs_ctx;
+
+static void o_fetch(void *c, const ooo_ev *e) {
+  (void)e;
+  ((obs_ctx *)c)->fetch++;
+}
+static void o_dispatch(void *vc, const ooo_ev *e) {
+  obs_ctx *c = vc;
+  c->dispatch++;
+  if (e->wrong_path) {
+    assert_true(e->fid & OOO_FID_WRONG);
+    c->disp_slots_wrong += e->slots;
+  } else {
+    assert_false(e->fid & OOO_FID_WRONG);
+    c->disp_slots_right += e->slots;
+  }
+}
+static void o_issue(void *c, const ooo_ev *e) {
+  assert_true(e->rid >= OOO_RID_PORT && e->rid < OOO_RID_PORT + OOO_MAX_PORTS);
+  ((obs_ctx *)c)->issue++;
+}
+static void o_complete(void *c, const ooo_ev *e) {
+  (void)e;
+  ((obs_ctx *)c)->complete++;
+}
+static void o_commit(void *vc, const ooo_commit_ev *e) {
+  obs_ctx *c = vc;
+  if (c->commit && e->fid <= c->last_fid) c->order_ok = false;
+  c->last_fid = e->fid;
+  c->commit++;
+  assert_true(e->fetch_cycle <= e->dispatch_cycle && e->dispatch_cycle <= e->complete_cycle + 1 &&
+              e->complete_cycle <= e->cycle);
+  for (int s = 0; s < OOO_NSTAGE; s++) assert_true(e->bind[s].kind > OB_NONE && e->bind[s].kind < OB_NUM);
+  assert_true(e->bind[OOO_STAGE_DISPATCH].kind <= OB_SERIAL);
+  assert_true(e->bind[OOO_STAGE_ISSUE].kind >= OB_DISPATCHED && e->bind[OOO_STAGE_ISSUE].kind <= OB_MSHR);
+  assert_true(e->bind[OOO_STAGE_COMPLETE].kind >= OB_EXEC && e->bind[OOO_STAGE_COMPLETE].kind <= OB_FORWARD);
+  assert_true(e->bind[OOO_STAGE_COMMIT].kind >= OB_COMPLETION);
+  if (e->bind[OOO_STAGE_ISSUE].kind == OB_OPERAND) {
+    c->operand_binds++;
+    if (e->bind[OOO_STAGE_ISSUE].by_fid + 1 == e->fid) c->operand_prev++;
+  }
+  if (e->bind[OOO_STAGE_ISSUE].kind == OB_PORT) c->port_binds++;
+}
+static void o_squash(void *c, const ooo_ev *e) {
+  (void)e;
+  ((obs_ctx *)c)->squash++;
+}
+static void o_slots(void *vc, const ooo_slot_ev *e) {
+  obs_ctx *c = vc;
+  for (int i = 0; i < OOO_SLOT_NUM; i++) c->slots[i] += (uint64_t)e->slots[i] * e->n_cycles;
+  c->filled += (uint64_t)e->filled * e->n_cycles;
+  c->slot_cycles += e->n_cycles;
+}
+static void o_mem(void *c, const mem_event *e) {
+  (void)e;
+  ((obs_ctx *)c)->mem++;
+}
+
+static const ooo_observer all_obs = {o_fetch, o_dispatch, o_issue, o_complete, o_commit, o_squash, o_slots, o_mem};
+
+static void test_observer(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed();
+  char *path = random_branch_trace(seed, 1500);
+  wi_err err;
+  trace_t *t = trace_open(path, &err);
+  if (!t) fail_msg("%s", err.msg);
+  ooo_config c;
+  ooo_config_default(&c);
+  ooo_model *m = new_model(t, &c), *plain = new_model(t, &c);
+  obs_ctx oc;
+  memset(&oc, 0, sizeof oc);
+  oc.order_ok = true;
+  ooo_set_observer(m, &all_obs, &oc);
+  run_to(m, UINT64_MAX);
+  run_to(plain, UINT64_MAX);
+  assert_same_result(m, plain); /* observing changes nothing */
+  const ooo_stats *s = ooo_get_stats(m);
+  assert_true(oc.order_ok);
+  assert_int_equal(oc.commit, s->insns);
+  assert_int_equal(oc.fetch, s->fetched[0] + s->fetched[1]);
+  assert_int_equal(oc.dispatch, s->dispatched[0] + s->dispatched[1]);
+  /* every committed instruction completed; squashed ones may or may not have */
+  assert_true(oc.complete >= s->insns && oc.complete <= s->dispatched[0] + s->dispatched[1]);
+  assert_true(oc.squash >= s->squashed);
+  assert_true(oc.mem > 0);
+  /* top-down from the observer stream equals the model's */
+  assert_int_equal(oc.slot_cycles, s->cycles);
+  for (int i = OOO_SLOT_FE_LATENCY; i < OOO_SLOT_NUM; i++) assert_int_equal(oc.slots[i], s->slots[i]);
+  assert_int_equal(oc.filled, oc.disp_slots_right + oc.disp_slots_wrong);
+  assert_int_equal(s->slots[OOO_SLOT_RETIRING] + s->slots[OOO_SLOT_BAD_BRANCH] + s->slots[OOO_SLOT_BAD_CLEAR] -
+                       oc.slots[OOO_SLOT_BAD_BRANCH] - oc.slots[OOO_SLOT_BAD_CLEAR],
+                   oc.filled);
+  ooo_free(m);
+  ooo_free(plain);
+  trace_close(t);
+  unlink(path);
+  free(path);
+
+  /* binding constraints on the dependent add chain: each add waits for its predecessor */
+  path = loop_trace("add rax, rbx", 40, 100, NULL, NULL);
+  t = trace_open(path, &err);
+  m = new_model(t, &c);
+  memset(&oc, 0, sizeof oc);
+  oc.order_ok = true;
+  ooo_set_observer(m, &all_obs, &oc);
+  run_to(m, UINT64_MAX);
+  print_message("add chain bindings: %llu operand (%llu on the previous add), %llu port of %llu\n",
+                (unsigned long long)oc.operand_binds, (unsigned long long)oc.operand_prev,
+                (unsigned long long)oc.port_binds, (unsigned long long)oc.commit);
+  assert_true(oc.operand_prev > 35 * 100);
+  ooo_free(m);
+  trace_close(t);
+  unlink(path);
+  free(path);
+}
+
+/* ---- serializing instructions, unpipelined units, stress --------------------------------------------- */
+
+static void test_serialize_and_divider(void **state) {
+  (void)state;
+  ooo_config c;
+  ooo_config_default(&c);
+  char *path = loop_trace("add r8, 1\n  add r9, 1\n  add r10, 1\n  lfence", 1, 300, NULL, NULL);
+  run_res r = run_default(path);
+  double per = (double)r.warm_cycles / ((double)r.warm_insns / 6.0);
+  print_message("lfence loop: %.1f cycles/iteration\n", per);
+  assert_true(per > c.uops[IC_SERIAL].u[0].latency);
+  assert_true(r.s.dispatch_stall[OB_SERIAL] > 0);
+  unlink(path);
+  free(path);
+  /* independent FP divides: one per `occupancy` cycles on the single divider */
+  char line[1024] = "";
+  for (int i = 0; i < 8; i++) {
+    char one[64];
+    snprintf(one, sizeof one, "%sdivps xmm%d, xmm15", line[0] ? "\n  " : "", i);
+    strcat(line, one);
+  }
+  path = loop_trace(line, 1, 200, NULL, NULL);
+  r = run_default(path);
+  per = (double)r.warm_cycles / ((double)r.warm_insns * 8.0 / 10.0);
+  print_message("independent divps: %.2f cycles each (occupancy %u)\n", per, c.uops[IC_FP_DIV].u[0].occupancy);
+  assert_true(per > c.uops[IC_FP_DIV].u[0].occupancy - 0.05 && per < c.uops[IC_FP_DIV].u[0].occupancy + 0.2);
+  unlink(path);
+  free(path);
+}
+
+static void test_stress_config(void **state) {
+  (void)state;
+  /* every synthetic workload of this file on the tiny machine, to the end */
+  ooo_config c;
+  wi_err err;
+  if (machine_load("stress", &c, &err)) fail_msg("%s", err.msg);
+  uint64_t seed = tu_seed();
+  char *paths[5];
+  chase_ctx cc = {0};
+  paths[0] = random_branch_trace(seed, 500);
+  paths[1] = walk_trace(seed, 60);
+  paths[2] = loop_trace("mov [rdi], rax\n  mov rax, [rdi]\n  add rax, 1", 5, 100, same_addr, NULL);
+  paths[3] = loop_trace("mov rax, [rax]\n  mov [rax+8], rbx", 4, 200, chase_addr, &cc);
+  paths[4] = loop_trace("vfmadd231ps ymm0, ymm1, ymm2\n  divps xmm3, xmm4\n  imul rbx, rcx", 5, 100, NULL, NULL);
+  for (int i = 0; i < 5; i++) {
+    run_res r = run_cfg(paths[i], &c);
+    print_message("stress #%d: IPC %.3f, %llu squashed, %llu machine clears\n", i, r.ipc,
+                  (unsigned long long)r.s.squashed, (unsigned long long)r.s.machine_clears);
+    for (int pol = 0; pol < WP_NUM; pol++) {
+      ooo_config d = c;
+      d.fe.wrong_path = pol;
+      d.fe.wrong_path_cap = 2;
+      run_cfg(paths[i], &d);
+    }
+    unlink(paths[i]);
+    free(paths[i]);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_dependent_add_chain),
+    cmocka_unit_test(test_independent_adds),
+    cmocka_unit_test(test_fma_chain_and_throughput),
+    cmocka_unit_test(test_load_chain_l1),
+    cmocka_unit_test(test_loop_branch_learned),
+    cmocka_unit_test(test_random_branch),
+    cmocka_unit_test(test_ras_repair),
+    cmocka_unit_test(test_determinism_and_checkpoints),
+    cmocka_unit_test(test_memory_ordering),
+    cmocka_unit_test(test_store_forwarding_latency),
+    cmocka_unit_test(test_filter_interventions),
+    cmocka_unit_test(test_perfect_mem_and_skipping),
+    cmocka_unit_test(test_observer),
+    cmocka_unit_test(test_serialize_and_divider),
+    cmocka_unit_test(test_stress_config),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

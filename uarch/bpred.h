@@ -1,0 +1,174 @@
+/* bpred.h — branch prediction for the out-of-order model: global history with folded
+ * registers, pluggable conditional-direction predictors (TAGE, gshare, bimodal) as a table of
+ * functions (ChampSim style), a BTB, an indirect-target predictor and a JRS confidence
+ * estimator.
+ *
+ * State. Every predictor keeps all its mutable state in a caller-provided byte region (inside
+ * the model's copied state block); the structures declared here that hold pointers (bp_geom)
+ * are derived from the configuration only and are never copied. No randomness: TAGE
+ * allocation uses a deterministic counter in its state.
+ *
+ * History. bp_hist is the speculative global history: the outcome bits of every branch in
+ * fetch order (taken = 1; unconditional branches push 1) kept in a bit ring of BP_RING bits,
+ * a 64-bit window of the newest bits, a 32-bit path history (one bit of each branch PC per
+ * branch) and the folded (compressed) forms of the history that TAGE indexes with. A copy of
+ * bp_hist is a complete checkpoint as long as fewer than BP_RING - max history bits were
+ * pushed since (the model has far fewer branches in flight).
+ *
+ * TAGE design (Seznec & Michaud, "A case for (partially) TAgged GEometric history length
+ * branch predictors", JILP 2006; update rules after the CBP-2 reference code):
+ *   - a base bimodal table of 2^bimodal_bits 2-bit counters indexed by PC;
+ *   - tage_tables tagged tables of 2^tage_bits entries, table i (1-based) indexed with the
+ *     newest L(i) history bits, L geometric from tage_min_hist to tage_max_hist;
+ *     index = pc ^ (pc >> (bits - i)) ^ fold_idx(L(i), bits) ^ path-history mix,
+ *     tag = pc ^ fold_tag0(L(i), tagbits) ^ (fold_tag1(L(i), tagbits - 1) << 1);
+ *   - each entry: a 3-bit signed counter, a tage_tag_bits tag and a 2-bit useful counter;
+ *   - prediction: the longest matching table (provider); the next longest match or the base
+ *     (alternate) is used instead when the provider entry is newly allocated (weak counter)
+ *     and the 4-bit USE_ALT_ON_NA counter says alternates are better for new entries;
+ *   - update (at commit, with the indices computed at prediction): the provider counter moves
+ *     toward the outcome; the useful counter goes up when provider and alternate disagree and
+ *     the provider was right, down when it was wrong; on a misprediction, one entry is
+ *     allocated in a longer table whose useful counter is 0 (the first such, skipping one
+ *     candidate when a deterministic allocation counter says so), or every candidate's useful
+ *     counter is decremented when none is free; every 2^tage_u_reset updates all useful
+ *     counters are halved (alternately the high and the low bit cleared).
+ *   No loop predictor or statistical corrector.
+ * gshare: 2^gshare_bits 2-bit counters indexed by pc ^ newest gshare_hist history bits.
+ * bimodal: 2^bimodal_bits 2-bit counters indexed by pc. */
+#ifndef WHATIF_BPRED_H
+#define WHATIF_BPRED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "params.h"
+
+#define BP_TAGE_MAX 16 /* tagged tables at most */
+#define BP_RING 4096   /* history ring bits (power of two) */
+#define BP_MAX_HIST 2048
+#define BP_NFOLD (3 * BP_TAGE_MAX)
+
+enum { BP_TAGE = 0, BP_GSHARE, BP_BIMODAL, BP_NUM };
+enum { RAS_REPAIR_NONE = 0, RAS_REPAIR_TOS, RAS_REPAIR_FULL, RAS_REPAIR_NUM };
+
+/* Predictor configuration (the `bpred` section of a machine configuration). */
+typedef struct bp_config {
+  int32_t type;            /* BP_* direction predictor */
+  uint32_t bimodal_bits;   /* log2 entries of the bimodal table (TAGE's base table) */
+  uint32_t gshare_bits;    /* log2 entries of the gshare table */
+  uint32_t gshare_hist;    /* history bits hashed into the gshare index */
+  uint32_t tage_tables;    /* tagged tables */
+  uint32_t tage_bits;      /* log2 entries per tagged table */
+  uint32_t tage_tag_bits;  /* tag bits */
+  uint32_t tage_min_hist;  /* history bits of the shortest table */
+  uint32_t tage_max_hist;  /* history bits of the longest table */
+  uint32_t tage_u_reset;   /* log2 updates between useful-counter decays */
+  uint32_t btb_entries;    /* branch target buffer entries */
+  uint32_t btb_ways;
+  uint32_t ind_bits;       /* log2 entries of the indirect-target table */
+  uint32_t ind_hist;       /* history bits hashed into the indirect index */
+  uint32_t ras_depth;      /* return-address stack entries */
+  int32_t ras_repair;      /* RAS_REPAIR_*: what a squash restores */
+  uint32_t conf_bits;      /* log2 entries of the JRS confidence table */
+  uint32_t conf_max;       /* saturation value of its resetting counters */
+  uint32_t conf_threshold; /* counter >= threshold: high confidence */
+} bp_config;
+
+extern const param_table bp_param_table;
+const char *bp_type_name(int type);
+void bp_config_default(bp_config *c);
+wi_rc bp_config_check(const bp_config *c, wi_err *err);
+
+/* ---- global history ----------------------------------------------------------------------- */
+
+typedef struct bp_hist {
+  uint32_t ptr;             /* ring index of the newest bit */
+  uint32_t phist;           /* path history */
+  uint64_t g64;             /* newest 64 bits, bit 0 newest */
+  uint32_t fold[BP_NFOLD];  /* folded histories (layout in bp_geom) */
+} bp_hist;
+
+/* Geometry derived from a configuration: history length and width of every folded register. */
+typedef struct bp_geom {
+  const bp_config *cfg;
+  uint32_t nfold;
+  uint32_t olen[BP_NFOLD];  /* original length (history bits) */
+  uint32_t clen[BP_NFOLD];  /* compressed length (bits) */
+  uint32_t hlen[BP_TAGE_MAX + 1]; /* TAGE: history length per table (1-based) */
+  uint32_t outpt[BP_NFOLD];       /* olen % clen: where the leaving bit folds in */
+  uint32_t cmask[BP_NFOLD];       /* (1 << clen) - 1 */
+  uint32_t ishift[BP_TAGE_MAX + 1]; /* TAGE index: pc >> ishift */
+  uint32_t pmask[BP_TAGE_MAX + 1];  /* TAGE: path-history bits used */
+  uint32_t prot[BP_TAGE_MAX + 1];   /* TAGE: path-history rotation */
+} bp_geom;
+
+void bp_geom_init(bp_geom *g, const bp_config *c);
+/* Reset h and ring (BP_RING bytes, one bit per byte). */
+void bp_hist_init(bp_hist *h, uint8_t *ring);
+/* Push one outcome bit for the branch at pc. */
+void bp_hist_push(const bp_geom *g, bp_hist *h, uint8_t *ring, uint64_t pc, bool taken);
+
+/* ---- direction predictors (table of functions) ------------------------------------------- */
+
+/* What a prediction computed, kept until the update at commit. */
+typedef struct bp_meta {
+  uint16_t idx[BP_TAGE_MAX + 1]; /* [0] base / gshare / bimodal index, [i] tagged table i */
+  uint16_t tag[BP_TAGE_MAX + 1];
+  uint8_t pred;                  /* predicted direction */
+  uint8_t pad[3];
+} bp_meta;
+
+typedef struct bp_ops {
+  const char *name;
+  size_t (*state_bytes)(const bp_config *c);
+  void (*init)(void *st, const bp_config *c);
+  /* Predict the branch at pc under history h; fill m (pred and whatever update needs). */
+  bool (*predict)(const void *st, const bp_geom *g, const bp_hist *h, uint64_t pc, bp_meta *m);
+  /* Train with the outcome, using the meta of the prediction. */
+  void (*update)(void *st, const bp_geom *g, uint64_t pc, bool taken, const bp_meta *m);
+} bp_ops;
+
+extern const bp_ops bp_tage_ops, bp_gshare_ops, bp_bimodal_ops;
+/* The ops of a BP_* type. */
+const bp_ops *bp_ops_of(int type);
+
+/* ---- BTB ----------------------------------------------------------------------------------- */
+
+typedef struct bp_btb_entry {
+  uint32_t tag;     /* 0 = invalid */
+  uint32_t stamp;   /* LRU stamp */
+  uint64_t target;
+} bp_btb_entry;
+
+/* State bytes of a BTB of c->btb_entries (rounded to sets of btb_ways, sets a power of two). */
+size_t bp_btb_bytes(const bp_config *c);
+/* Look up pc; returns true and *target on a hit (and refreshes LRU). */
+bool bp_btb_lookup(void *st, const bp_config *c, uint64_t pc, uint64_t *target);
+/* Insert or update pc -> target. */
+void bp_btb_update(void *st, const bp_config *c, uint64_t pc, uint64_t target);
+
+/* ---- indirect targets ------------------------------------------------------------------------ */
+
+typedef struct bp_ind_entry {
+  uint32_t tag;     /* 0 = invalid */
+  uint8_t conf;     /* 2-bit hysteresis */
+  uint8_t pad[3];
+  uint64_t target;
+} bp_ind_entry;
+
+size_t bp_ind_bytes(const bp_config *c);
+/* Index for pc under history h (kept in the branch's meta until the update). */
+uint32_t bp_ind_index(const bp_config *c, const bp_hist *h, uint64_t pc);
+bool bp_ind_lookup(const void *st, const bp_config *c, uint32_t idx, uint64_t pc, uint64_t *target);
+void bp_ind_update(void *st, const bp_config *c, uint32_t idx, uint64_t pc, uint64_t target);
+
+/* ---- JRS confidence (resetting counters indexed by pc ^ history) -------------------------- */
+
+size_t bp_conf_bytes(const bp_config *c);
+uint32_t bp_conf_index(const bp_config *c, const bp_hist *h, uint64_t pc);
+bool bp_conf_high(const void *st, const bp_config *c, uint32_t idx);
+void bp_conf_update(void *st, const bp_config *c, uint32_t idx, bool correct);
+
+#endif

@@ -1,0 +1,185 @@
+/* bpred_tage.c — TAGE conditional-branch direction predictor (design in bpred.h). */
+#include "bpred.h"
+
+#include <string.h>
+
+typedef struct tage_entry {
+  int8_t ctr;    /* 3-bit signed counter: -4..3, >= 0 predicts taken */
+  uint8_t u;     /* 2-bit useful counter */
+  uint16_t tag;
+} tage_entry;
+
+typedef struct tage_hdr {
+  uint64_t tick;       /* updates so far (useful-counter decay clock) */
+  uint32_t alloc;      /* deterministic allocation counter */
+  int32_t use_alt;     /* USE_ALT_ON_NA: -8..7, >= 0 means use the alternate for new entries */
+} tage_hdr;
+
+/* Layout: hdr | base (2^bimodal_bits bytes) | tables (tage_tables x 2^tage_bits entries). */
+static size_t base_off(void) { return sizeof(tage_hdr); }
+static size_t tab_off(const bp_config *c) {
+  size_t o = base_off() + ((size_t)1 << c->bimodal_bits);
+  return (o + 7) & ~(size_t)7;
+}
+
+static size_t tage_bytes(const bp_config *c) {
+  return tab_off(c) + (size_t)c->tage_tables * ((size_t)1 << c->tage_bits) * sizeof(tage_entry);
+}
+
+static void tage_init(void *st, const bp_config *c) {
+  memset(st, 0, tage_bytes(c));
+  uint8_t *base = (uint8_t *)st + base_off();
+  memset(base, 2, (size_t)1 << c->bimodal_bits); /* weakly taken */
+}
+
+static inline tage_entry *tab(void *st, const bp_config *c, uint32_t i) {
+  return (tage_entry *)((char *)st + tab_off(c)) + (size_t)(i - 1) * ((size_t)1 << c->tage_bits);
+}
+static inline const tage_entry *ctab(const void *st, const bp_config *c, uint32_t i) {
+  return (const tage_entry *)((const char *)st + tab_off(c)) + (size_t)(i - 1) * ((size_t)1 << c->tage_bits);
+}
+
+static inline uint32_t base_index(const bp_config *c, uint64_t pc) {
+  return (uint32_t)(pc ^ (pc >> c->bimodal_bits)) & ((1u << c->bimodal_bits) - 1);
+}
+
+/* Path-history mixing (a cheap stand-in for the F function of the reference code): the
+ * table's newest path bits folded onto themselves. */
+static inline uint32_t path_mix(const bp_geom *g, uint32_t ph, uint32_t i) {
+  ph &= g->pmask[i];
+  return ph ^ (ph >> g->prot[i]);
+}
+
+static bool tage_predict(const void *st, const bp_geom *g, const bp_hist *h, uint64_t pc, bp_meta *m) {
+  const bp_config *c = g->cfg;
+  const tage_hdr *hd = st;
+  uint32_t bits = c->tage_bits, mask = (1u << bits) - 1, tmask = (1u << c->tage_tag_bits) - 1;
+  uint32_t n = c->tage_tables;
+  size_t per = (size_t)1 << bits;
+  const tage_entry *tables = ctab(st, c, 1);
+  m->idx[0] = (uint16_t)base_index(c, pc);
+  uint32_t pcl = (uint32_t)pc ^ (uint32_t)(pc >> 32);
+  uint32_t tpc = pcl ^ (pcl >> 11);
+  int prov = 0, alt = 0;
+  for (uint32_t i = n; i >= 1; i--) {
+    const uint32_t *f = &h->fold[3 * (i - 1)];
+    uint32_t idx = (pcl ^ (pcl >> g->ishift[i]) ^ f[0] ^ path_mix(g, h->phist, i)) & mask;
+    uint32_t tag = (tpc ^ f[1] ^ (f[2] << 1)) & tmask;
+    m->idx[i] = (uint16_t)idx;
+    m->tag[i] = (uint16_t)tag;
+    if (tables[(size_t)(i - 1) * per + idx].tag == tag) {
+      if (!prov) prov = (int)i;
+      else if (!alt) alt = (int)i;
+    }
+  }
+  const uint8_t *base = (const uint8_t *)st + base_off();
+  bool base_pred = base[m->idx[0]] >= 2;
+  bool pred;
+  if (!prov) {
+    pred = base_pred;
+  } else {
+    const tage_entry *pe = &tables[(size_t)(prov - 1) * per + m->idx[prov]];
+    bool ppred = pe->ctr >= 0;
+    bool apred = alt ? tables[(size_t)(alt - 1) * per + m->idx[alt]].ctr >= 0 : base_pred;
+    bool weak = (pe->ctr == 0 || pe->ctr == -1) && pe->u == 0;
+    pred = (weak && hd->use_alt >= 0) ? apred : ppred;
+  }
+  m->pred = pred;
+  return pred;
+}
+
+static inline void ctr_update(int8_t *ctr, bool taken, int lo, int hi) {
+  if (taken) {
+    if (*ctr < hi) (*ctr)++;
+  } else if (*ctr > lo) {
+    (*ctr)--;
+  }
+}
+
+static void tage_update(void *st, const bp_geom *g, uint64_t pc, bool taken, const bp_meta *m) {
+  (void)pc;
+  const bp_config *c = g->cfg;
+  tage_hdr *hd = st;
+  uint32_t n = c->tage_tables;
+  /* Re-find provider and alternate in the current tables at the predicted indices. */
+  int prov = 0, alt = 0;
+  size_t per = (size_t)1 << c->tage_bits;
+  const tage_entry *tables = ctab(st, c, 1);
+  for (uint32_t i = n; i >= 1; i--) {
+    if (tables[(size_t)(i - 1) * per + m->idx[i]].tag == m->tag[i]) {
+      if (!prov) prov = (int)i;
+      else if (!alt) alt = (int)i;
+    }
+  }
+  uint8_t *base = (uint8_t *)st + base_off();
+  uint8_t *bctr = &base[m->idx[0]];
+  bool base_pred = *bctr >= 2;
+  tage_entry *pe = prov ? &tab(st, c, (uint32_t)prov)[m->idx[prov]] : NULL;
+  bool ppred = pe ? pe->ctr >= 0 : base_pred;
+  bool apred = alt ? tab(st, c, (uint32_t)alt)[m->idx[alt]].ctr >= 0 : base_pred;
+  bool weak = pe && (pe->ctr == 0 || pe->ctr == -1) && pe->u == 0;
+  bool final_pred = (weak && hd->use_alt >= 0) ? apred : ppred;
+
+  if (weak && ppred != apred) {
+    if (apred == taken) {
+      if (hd->use_alt < 7) hd->use_alt++;
+    } else if (hd->use_alt > -8) {
+      hd->use_alt--;
+    }
+  }
+
+  /* Allocate on a misprediction in a longer table. */
+  if (final_pred != taken && prov < (int)n) {
+    uint32_t start = (uint32_t)prov + 1;
+    if ((hd->alloc & 1) && start < n) start++; /* deterministic stand-in for the random skip */
+    hd->alloc++;
+    bool done = false;
+    for (uint32_t j = start; j <= n; j++) {
+      tage_entry *e = &tab(st, c, j)[m->idx[j]];
+      if (e->u == 0) {
+        e->tag = m->tag[j];
+        e->ctr = taken ? 0 : -1;
+        done = true;
+        break;
+      }
+    }
+    if (!done)
+      for (uint32_t j = (uint32_t)prov + 1; j <= n; j++) {
+        tage_entry *e = &tab(st, c, j)[m->idx[j]];
+        if (e->u) e->u--;
+      }
+  }
+
+  /* Counters. */
+  if (pe) {
+    ctr_update(&pe->ctr, taken, -4, 3);
+    if (weak) { /* a new entry: train the alternate too */
+      if (alt) ctr_update(&tab(st, c, (uint32_t)alt)[m->idx[alt]].ctr, taken, -4, 3);
+      else if (taken) { if (*bctr < 3) (*bctr)++; }
+      else if (*bctr > 0) (*bctr)--;
+    }
+    if (ppred != apred) {
+      if (ppred == taken) {
+        if (pe->u < 3) pe->u++;
+      } else if (pe->u) {
+        pe->u--;
+      }
+    }
+  } else if (taken) {
+    if (*bctr < 3) (*bctr)++;
+  } else if (*bctr > 0) {
+    (*bctr)--;
+  }
+
+  /* Periodic decay of useful counters. */
+  hd->tick++;
+  if ((hd->tick & ((1ULL << c->tage_u_reset) - 1)) == 0) {
+    uint8_t keep = (hd->tick >> c->tage_u_reset) & 1 ? 1 : 2; /* alternately clear msb / lsb */
+    for (uint32_t i = 1; i <= n; i++) {
+      tage_entry *t = tab(st, c, i);
+      for (size_t k = 0; k < per; k++) t[k].u &= keep;
+    }
+  }
+}
+
+const bp_ops bp_tage_ops = {"tage", tage_bytes, tage_init, tage_predict, tage_update};

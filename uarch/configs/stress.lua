@@ -1,0 +1,63 @@
+-- stress.lua — a deliberately tiny machine "to give bugs a chance" (after Lua's test build with
+-- shrunken limits): a ROB of 8, one-entry schedulers, two-entry load/store queues, a 4-entry
+-- RAS without repair, 2 branch checkpoints, tiny caches with 2 MSHRs and a 2-entry DRAM queue.
+-- Every structure fills up constantly, so every stall and retry path runs. Not a real machine.
+return {
+  base = "golden_cove",
+  name = "stress",
+  frontend = {
+    fetch_width = 2, fetch_bytes = 16, fetch_taken = 1, fetch_queue = 4, fetch_to_rename = 3,
+    mispredict_penalty = 2, machine_clear_penalty = 2, btb_miss_penalty = 1,
+    branch_checkpoints = 2, uop_cache_lines = 4,
+  },
+  bpred = {
+    bimodal_bits = 6, tage_tables = 4, tage_bits = 6, tage_tag_bits = 7,
+    tage_min_hist = 2, tage_max_hist = 32, tage_u_reset = 10,
+    btb_entries = 64, btb_ways = 4, ind_bits = 4, ind_hist = 4,
+    ras_depth = 4, ras_repair = "none", conf_bits = 4,
+  },
+  core = {
+    rename_width = 2, commit_width = 2, rob = 8,
+    sched_math = 4, sched_load = 2, sched_store = 2, unified_sched = false,
+    lq = 2, sq = 2, int_prf = 20, vec_prf = 20,
+    stlf_latency = 3, stlf_fail_penalty = 5, store_drain_width = 1,
+    mem_dep = "predict", mdp_bits = 4, mdp_reset = 500,
+    rep_bytes_per_cycle = 8, rep_startup = 4,
+  },
+  ports = { count = 4, load = "P2", sta = "P2", std = "P3" },
+  uops = {
+    zero = { {ports = "P0 P1", latency = 1} },
+    mov = { {ports = "P0 P1", latency = 1} },
+    alu = { {ports = "P0 P1 P3", latency = 1} },
+    shift = { {ports = "P0", latency = 1} },
+    bitcnt = { {ports = "P1", latency = 3} },
+    mul = { {ports = "P1", latency = 3} },
+    div = { {ports = "P1", latency = 20, occupancy = 10} },
+    lea = { {ports = "P0 P1", latency = 1} },
+    branch = { {ports = "P0", latency = 1} },
+    vec_alu = { {ports = "P0 P1", latency = 1} },
+    vec_mul = { {ports = "P1", latency = 5} },
+    fp_add = { {ports = "P0", latency = 3} },
+    fp_mul = { {ports = "P1", latency = 4} },
+    fma = { {ports = "P0 P1", latency = 4} },
+    fp_div = { {ports = "P0", latency = 13, occupancy = 8} },
+    shuffle = { {ports = "P1", latency = 1} },
+    convert = { {ports = "P0", latency = 4} },
+    string = { {ports = "P0 P1", latency = 2} },
+    gather = { {ports = "P0", latency = 1}, {ports = "P1", latency = 1} },
+    atomic = { {ports = "P0 P1", latency = 10} },
+    serial = { {ports = "P0", latency = 10} },
+    x87 = { {ports = "P0 P1", latency = 4} },
+    other = { {ports = "P0 P1", latency = 2}, {ports = "P1", latency = 1} },
+  },
+  mem = {
+    l1i = { size = 1024, ways = 2, latency = 2, mshrs = 2, bandwidth = 1 },
+    l1d = { size = 1024, ways = 2, latency = 3, mshrs = 2, bandwidth = 2 },
+    l2 = { size = 4096, ways = 4, latency = 8, mshrs = 2, bandwidth = 1 },
+    llc = { size = 16384, ways = 4, latency = 20, mshrs = 4, bandwidth = 1 },
+    itlb = { entries = 4, ways = 2 }, dtlb = { entries = 4, ways = 2 },
+    stlb = { entries = 16, ways = 4, latency = 3 },
+    walk_latency = 10,
+    dram = { channels = 1, banks = 2, row_bytes = 1024, queue = 2, base_latency = 20 },
+  },
+}

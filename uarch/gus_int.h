@@ -1,0 +1,30 @@
+/* gus_int.h — internals of the Gus model shared by uarch/gus*.c and its tests (not an API). */
+#ifndef WHATIF_GUS_INT_H
+#define WHATIF_GUS_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gus.h"
+
+/* A model instance. taint_on = false skips all taint bookkeeping (sensitivity runs, which only
+ * need cycles). ring_mult (a power of two, 1 in production) enlarges the taint ring: results
+ * must not depend on it, which the tests use to catch stale-bit aliasing. */
+gus *gus_create(const gus_machine *m, uint32_t window, uint32_t n_static, bool taint_on,
+                uint32_t ring_mult, wi_err *err);
+
+/* Step every instruction of src through g (opens and closes its own cursor). */
+wi_rc gus_run_source(gus *g, const gus_source *src, wi_err *err);
+
+/* Retire time of the last instruction so far, in ticks. */
+uint64_t gus_now_ticks(const gus *g);
+
+/* Self-check mode (tests): every taint-queue membership test is also answered by walking the
+ * set's chain without the bitset checkpoints, and disagreements are counted. */
+void gus_set_selfcheck(gus *g, bool on);
+/* Check the taint-set structures (chains strictly decreasing, checkpoints where expected) and the
+ * self-check count. Returns true when consistent; otherwise describes the first problem in msg. */
+bool gus_check_sets(const gus *g, char *msg, size_t n);
+
+#endif

@@ -1,0 +1,1103 @@
+/* gus_model.c — the Gus model proper: persistent taint sets, tag-only caches and the
+ * per-instruction step (gus_new / gus_step / gus_finish). */
+#include "gus.h"
+#include "gus_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef uint64_t gtick; /* GUS_TICKS per cycle */
+
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#define STLF_BITS 6     /* store-forwarding table: 64 entries by exact address, direct mapped */
+#define STLF_N (1u << STLF_BITS)
+#define N_LINKS 3       /* bandwidth links: 0 l2 -> l1d, 1 llc -> l2, 2 dram -> llc */
+#define CK_DEPTH 16     /* a bitset checkpoint every CK_DEPTH nodes along a chain */
+
+/* ======================================================================================
+ * Taint sets
+ *
+ * Every set the model forms is "an existing set plus the current instruction n": taint sets are
+ * binding chains. A set value (gtv) is a node (an immutable, persistent set: an interval of
+ * instruction indices plus a parent node) and a pending interval [lo, hi] of recent indices, so
+ * that extending a set by the next instruction costs nothing. Extending it by an instruction
+ * that does not continue the interval materializes the interval as a new node: O(1), no copy.
+ * Every CK_DEPTH nodes along a chain a node carries a bitset checkpoint (its members over the
+ * ring of the last R instructions), built from the previous checkpoint by a word-wise copy, so
+ * a membership test walks at most CK_DEPTH nodes and copying costs nw / CK_DEPTH words per node.
+ * Nodes and bitsets live in rings indexed by id; an entry is reused only once every member it
+ * holds is older than the window (the rings grow otherwise), and stale references are detected
+ * by id. Members older than n - R + 1 are dropped: no test ever asks for them (R > Q).
+ * ====================================================================================== */
+
+typedef struct gtv {
+  uint64_t hi; /* pending interval [hi - len, hi] */
+  uint64_t nl; /* node id << TV_LEN_BITS | len; len == TV_NOLEN: no pending interval */
+} gtv;         /* 16 bytes: passed and returned in registers */
+#define TV_LEN_BITS 24
+#define TV_NOLEN ((1u << TV_LEN_BITS) - 1)
+#define TV_MAX_NODE (1ULL << (64 - TV_LEN_BITS))
+static const gtv TV_EMPTY = {0, TV_NOLEN};
+static inline uint64_t tv_node(gtv v) { return v.nl >> TV_LEN_BITS; }
+static inline uint32_t tv_len(gtv v) { return (uint32_t)(v.nl & TV_NOLEN); }
+
+typedef struct gnode {
+  uint64_t id;     /* id of the node in this slot (0 = never used) */
+  uint64_t hi;     /* the instructions this node adds: [hi - len, hi] */
+  uint64_t parent; /* the rest of the set (node id), 0 = none */
+  uint64_t up;     /* the nearest checkpoint at or above this node (node id), 0 = none */
+  uint64_t seg_lo; /* oldest member added by the non-checkpoint nodes from here up to `up` */
+  uint32_t len;
+  uint16_t depth;  /* nodes since the nearest checkpoint or root above */
+  uint16_t ck;     /* a checkpoint: nbits[slot] holds its bitset (every member in [hi-R+1, hi]) */
+} gnode;
+
+typedef struct gbmeta {
+  uint64_t id; /* id of the bitset in this slot */
+  uint64_t c;  /* formed at instruction c: valid for members in [c - R + 1, c] */
+} gbmeta;
+
+typedef struct gstlf {
+  uint64_t key;  /* store address + 1; 0 = empty */
+  uint64_t n;    /* index of the store */
+  gtick t;       /* store data ready */
+  uint32_t size; /* bytes stored */
+  gtv tv;
+} gstlf;
+
+typedef struct gsinfo {
+  regset_t data, addr, dst;
+  uint8_t cls, nuops;
+  uint8_t serial, stack, built, branch;
+} gsinfo;
+
+typedef struct gcache {
+  uint64_t *tags;  /* [sets * ways], MRU first within a set; line + 1, 0 = empty */
+  uint32_t sets, ways;
+  gtick *ready;    /* L1D only, parallel to tags: when the line's data arrives (fills in flight) */
+  gtv *tv;         /* L1D only: the taint of that arrival */
+} gcache;
+
+struct gus {
+  gus_machine m;
+  bool taint_on, selfcheck;
+  uint32_t window;
+  uint64_t Q;    /* taint-queue length (instructions) */
+  uint64_t R;    /* ring of bit positions: a multiple of 64, > Q */
+  uint32_t nw;   /* words per bitset */
+  uint64_t npos; /* n mod R */
+  /* taint-set storage */
+  gnode *nodes;
+  uint64_t *nbits; /* [node slot]: bitset id of a checkpoint node */
+  uint64_t nmask, nid;
+  gbmeta *bmeta;
+  uint64_t *bwords;
+  uint64_t bmask, bid;
+  uint64_t selfcheck_bad, selfcheck_n;
+  /* costs and latencies (ticks) */
+  gtick cost_fe, cost_taken, cost_disp, cost_ret, ret_lat, fe_lat, fq_lag;
+  gtick cost_port[GUS_MAX_PORTS], lat_port[GUS_MAX_PORTS]; /* lat_port: ticks per cycle of latency */
+  gtick lat_lvl[4];                                         /* [1] L2, [2] LLC, [3] DRAM */
+  gtick cost_link[N_LINKS];
+  gtick lat_stlb, lat_walk, lat_rcd, lat_rp;
+  uint64_t *open_row; /* [channels * banks]: open row + 1, 0 = none */
+  uint32_t rob, nfb, lsh, psh;
+  /* state */
+  uint64_t n;
+  gtick fe_avail, disp_avail, ret_avail, last_ret, last_taken;
+  gtv fe_tv, disp_tv, ret_tv;
+  gtick pavail[GUS_MAX_PORTS];
+  gtv ptv[GUS_MAX_PORTS];
+  gtick lavail[N_LINKS];
+  gtv ltv[N_LINKS];
+  gtick *fbavail;
+  gtv *fbtv;
+  gtick ravail[REG_NUM];
+  gtv rtv[REG_NUM];
+  gtick *robt; /* [rob]: retire time of the instruction in each ROB entry */
+  gtv *robtv;
+  uint32_t rpos;
+  gstlf stlf[STLF_N];
+  uint32_t *qsid; /* [R]: sid of each instruction in the taint queue, by ring position */
+  gcache cache[3];
+  gcache dtlb, stlb; /* tags are page numbers */
+  /* per static instruction */
+  gsinfo *si;
+  uint64_t *taint, *count;
+  uint32_t scap;
+  /* statistics */
+  gus_res_stats rs[GUS_R_MAX];
+  uint64_t bound_data, bound_memdep, miss[3];
+};
+
+/* Ring position of instruction e (n - R < e <= n). */
+static inline uint64_t tpos(const gus *g, uint64_t e) {
+  uint64_t d = g->n - e;
+  return g->npos >= d ? g->npos - d : g->npos + g->R - d;
+}
+
+/* Oldest instruction any future test can ask about. */
+static inline uint64_t window_lo(const gus *g, uint64_t n) { return n + 1 > g->R ? n + 1 - g->R : 0; }
+
+/* Set or clear bit positions [p, p + len) of w (no wrap-around; len >= 1). */
+static inline void bits_range(uint64_t *w, uint64_t p, uint64_t len, bool set) {
+  uint64_t e = p + len, wa = p >> 6, we = (e - 1) >> 6;
+  uint64_t ma = ~0ULL << (p & 63), me = ~0ULL >> (63 - ((e - 1) & 63));
+  if (wa == we) {
+    if (set) w[wa] |= ma & me;
+    else w[wa] &= ~(ma & me);
+    return;
+  }
+  if (set) {
+    w[wa] |= ma;
+    for (uint64_t i = wa + 1; i < we; i++) w[i] = ~0ULL;
+    w[we] |= me;
+  } else {
+    w[wa] &= ~ma;
+    for (uint64_t i = wa + 1; i < we; i++) w[i] = 0;
+    w[we] &= ~me;
+  }
+}
+
+/* Set or clear the positions of instructions [a, a + len), a <= g->n. */
+static void ring_range(const gus *g, uint64_t *w, uint64_t a, uint64_t len, bool set) {
+  if (!len) return;
+  if (len >= g->R) {
+    memset(w, set ? 0xff : 0, g->nw * sizeof(uint64_t));
+    return;
+  }
+  uint64_t p;
+  if (a + g->R > g->n) {
+    p = tpos(g, a);
+  } else {
+    /* older than the window (clearing stale positions): reduce modulo R */
+    uint64_t d = (g->n - a) % g->R;
+    p = g->npos >= d ? g->npos - d : g->npos + g->R - d;
+  }
+  if (len == 1) {
+    if (set) w[p >> 6] |= 1ULL << (p & 63);
+    else w[p >> 6] &= ~(1ULL << (p & 63));
+    return;
+  }
+  uint64_t k = g->R - p;
+  if (k >= len) {
+    bits_range(w, p, len, set);
+  } else {
+    bits_range(w, p, k, set);
+    bits_range(w, 0, len - k, set);
+  }
+}
+
+static void grow_nodes(gus *g) {
+  uint64_t on = g->nmask + 1, nn = on * 2;
+  gnode *nw = xcalloc(nn, sizeof *nw);
+  uint64_t *nb = xcalloc(nn, sizeof *nb);
+  for (uint64_t i = 0; i < on; i++)
+    if (g->nodes[i].id) {
+      nw[g->nodes[i].id & (nn - 1)] = g->nodes[i];
+      nb[g->nodes[i].id & (nn - 1)] = g->nbits[i];
+    }
+  free(g->nodes);
+  free(g->nbits);
+  g->nodes = nw;
+  g->nbits = nb;
+  g->nmask = nn - 1;
+}
+
+static void grow_bits(gus *g) {
+  uint64_t on = g->bmask + 1, nn = on * 2;
+  gbmeta *nm = xcalloc(nn, sizeof *nm);
+  uint64_t *nwds = xmalloc(nn * g->nw * sizeof(uint64_t));
+  for (uint64_t i = 0; i < on; i++)
+    if (g->bmeta[i].id) {
+      uint64_t s = g->bmeta[i].id & (nn - 1);
+      nm[s] = g->bmeta[i];
+      memcpy(nwds + s * g->nw, g->bwords + i * g->nw, g->nw * sizeof(uint64_t));
+    }
+  free(g->bmeta);
+  free(g->bwords);
+  g->bmeta = nm;
+  g->bwords = nwds;
+  g->bmask = nn - 1;
+}
+
+static inline const gnode *node_get(const gus *g, uint64_t id) {
+  const gnode *x = &g->nodes[id & g->nmask];
+  return x->id == id ? x : NULL;
+}
+
+static inline uint64_t node_lo(const gnode *x) { return x->hi - x->len; }
+static inline uint64_t node_bits(const gus *g, const gnode *x) { return g->nbits[x->id & g->nmask]; }
+
+/* A checkpoint bitset for node x (formed now, at instruction n): the previous checkpoint up its
+ * chain, copied and cleared of positions that now stand for newer instructions, plus the
+ * intervals of the nodes in between and of x itself. */
+static uint64_t make_checkpoint(gus *g, const gnode *x, uint64_t n) {
+  uint64_t bid = ++g->bid;
+  gbmeta *bm = &g->bmeta[bid & g->bmask];
+  if (bm->id && bm->c + g->R > n) {
+    grow_bits(g);
+    bm = &g->bmeta[bid & g->bmask];
+  }
+  bm->id = bid;
+  bm->c = x->hi;
+  uint64_t *w = g->bwords + (bid & g->bmask) * g->nw;
+  const uint64_t wlo = window_lo(g, n);
+  uint64_t col_lo[CK_DEPTH + 2], col_hi[CK_DEPTH + 2];
+  unsigned nc = 0;
+  const gnode *base = NULL;
+  for (uint64_t id = x->parent; id;) {
+    const gnode *y = node_get(g, id);
+    if (!y || y->hi < wlo) break;
+    if (y->ck) {
+      const gbmeta *yb = &g->bmeta[node_bits(g, y) & g->bmask];
+      if (yb->id == node_bits(g, y)) base = y;
+      break;
+    }
+    if (nc == CK_DEPTH + 2) break; /* cannot happen: depth bounds the walk */
+    col_lo[nc] = node_lo(y);
+    col_hi[nc++] = y->hi;
+    id = y->parent;
+  }
+  if (base) {
+    uint64_t bb = node_bits(g, base);
+    const gbmeta *yb = &g->bmeta[bb & g->bmask];
+    memcpy(w, g->bwords + (bb & g->bmask) * g->nw, g->nw * sizeof(uint64_t));
+    /* positions of (cb, c] still hold members older than c - R + 1 */
+    uint64_t cb = yb->c, c = x->hi;
+    if (c > cb) ring_range(g, w, cb + 1, c - cb, false);
+  } else {
+    memset(w, 0, g->nw * sizeof(uint64_t));
+  }
+  for (unsigned i = 0; i < nc; i++) {
+    uint64_t lo = col_lo[i] < wlo ? wlo : col_lo[i];
+    if (lo == col_hi[i]) {
+      uint64_t p = tpos(g, lo); /* the common case: one instruction */
+      w[p >> 6] |= 1ULL << (p & 63);
+    } else if (lo < col_hi[i]) {
+      ring_range(g, w, lo, col_hi[i] - lo + 1, true);
+    }
+  }
+  uint64_t lo = node_lo(x) < wlo ? wlo : node_lo(x);
+  if (lo <= x->hi) ring_range(g, w, lo, x->hi - lo + 1, true);
+  return bid;
+}
+
+/* A new node adding [lo, hi] to the set `parent`; returns its id (or the parent's, or 0, when
+ * nothing of [lo, hi] is within the window). */
+static uint64_t node_new(gus *g, uint64_t parent, uint64_t lo, uint64_t hi, uint64_t n) {
+  const uint64_t wlo = window_lo(g, n);
+  if (lo < wlo) lo = wlo;
+  const gnode *p = parent ? node_get(g, parent) : NULL;
+  if (p && p->hi < wlo) p = NULL;
+  if (lo > hi) return p ? parent : 0;
+  uint64_t id = ++g->nid;
+  if (id >= TV_MAX_NODE) wi_die(70, "gus: more than 2^40 taint-set nodes in one run");
+  gnode *x = &g->nodes[id & g->nmask];
+  if (x->id && x->hi + g->R > n) {
+    grow_nodes(g);
+    x = &g->nodes[id & g->nmask];
+  }
+  p = p ? node_get(g, parent) : NULL; /* the ring may have moved */
+  x->id = id;
+  x->hi = hi;
+  x->len = hi - lo > UINT32_MAX ? UINT32_MAX : (uint32_t)(hi - lo);
+  x->ck = 0;
+  x->parent = p ? parent : 0;
+  x->depth = (uint16_t)(p ? p->depth + 1 : 0);
+  x->up = p ? p->up : 0;
+  x->seg_lo = p && !p->ck ? p->seg_lo : lo;
+  if (x->depth >= CK_DEPTH) {
+    uint64_t b = make_checkpoint(g, x, n);
+    g->nbits[id & g->nmask] = b;
+    x->ck = 1;
+    x->depth = 0;
+    x->up = id;
+    x->seg_lo = UINT64_MAX;
+  }
+  return id;
+}
+
+/* The set *src plus instruction n (never older than any member). When that needs a new node,
+ * *src is rewritten to the equivalent materialized form so that later users share the node. */
+static ALWAYS_INLINE gtv tv_add(gus *g, gtv *src, uint64_t n) {
+  gtv v = *src;
+  uint32_t len = tv_len(v);
+  if (len == TV_NOLEN) {
+    v.hi = n;
+    v.nl &= ~(uint64_t)TV_NOLEN; /* len 0: [n, n] */
+    return v;
+  }
+  if (v.hi == n) return v;
+  if (v.hi + 1 == n) {
+    /* members older than the window are never asked about: the length saturates at R */
+    v.hi = n;
+    if (len < g->R) v.nl++;
+    return v;
+  }
+  uint64_t id = node_new(g, tv_node(v), v.hi - len, v.hi, n);
+  src->nl = id << TV_LEN_BITS | TV_NOLEN;
+  gtv r = {n, id << TV_LEN_BITS};
+  return r;
+}
+
+/* Is instruction j (n - R < j <= n) a member of v? */
+static bool tv_has(const gus *g, const gtv *v, uint64_t j) {
+  if (tv_len(*v) != TV_NOLEN && j <= v->hi && j + tv_len(*v) >= v->hi) return true;
+  uint64_t id = tv_node(*v);
+  if (!id) return false;
+  const gnode *x = node_get(g, id);
+  if (!x || x->hi < j) return false;
+  if (j < x->seg_lo) {
+    /* not among the nodes below the checkpoint: ask the checkpoint's bitset */
+    const gnode *c = x->up ? node_get(g, x->up) : NULL;
+    if (!c || c->hi < j) return false;
+    uint64_t bid = node_bits(g, c);
+    const gbmeta *b = &g->bmeta[bid & g->bmask];
+    if (b->id != bid || j + g->R <= b->c) return false;
+    uint64_t p = tpos(g, j);
+    return (g->bwords[(bid & g->bmask) * g->nw + (p >> 6)] >> (p & 63)) & 1;
+  }
+  for (;;) {
+    if (node_lo(x) <= j) return true;
+    if (x->ck) {
+      uint64_t bid = node_bits(g, x);
+      const gbmeta *b = &g->bmeta[bid & g->bmask];
+      if (b->id != bid || j + g->R <= b->c) return false;
+      uint64_t p = tpos(g, j);
+      return (g->bwords[(bid & g->bmask) * g->nw + (p >> 6)] >> (p & 63)) & 1;
+    }
+    if (!x->parent || !(x = node_get(g, x->parent)) || x->hi < j) return false;
+  }
+}
+
+/* tv_has without the checkpoints: the reference the self-check compares against. */
+static bool tv_has_walk(const gus *g, const gtv *v, uint64_t j) {
+  if (tv_len(*v) != TV_NOLEN && j <= v->hi && j + tv_len(*v) >= v->hi) return true;
+  for (uint64_t id = tv_node(*v); id;) {
+    const gnode *x = node_get(g, id);
+    if (!x || x->hi < j) return false;
+    if (node_lo(x) <= j) return true;
+    id = x->parent;
+  }
+  return false;
+}
+
+/* ======================================================================================
+ * Caches (tags only; LRU by keeping each set MRU-first)
+ * ====================================================================================== */
+
+static void cache_init(gcache *c, const gus_cache *cfg, uint32_t line) {
+  c->ways = cfg->ways;
+  c->sets = cfg->size / (cfg->ways * line);
+  c->tags = xcalloc((size_t)c->sets * c->ways, sizeof(uint64_t));
+}
+
+/* Look up line (inserting it as MRU, evicting the LRU on a miss); true on a hit. */
+static ALWAYS_INLINE bool cache_access(gcache *c, uint64_t line) {
+  uint64_t *s = c->tags + (size_t)(line & (c->sets - 1)) * c->ways, key = line + 1;
+  if (s[0] == key) return true;
+  uint32_t w = 1;
+  while (w < c->ways && s[w] != key && s[w]) w++;
+  bool hit = w < c->ways && s[w] == key;
+  if (w == c->ways) w--;
+  for (; w > 0; w--) s[w] = s[w - 1];
+  s[0] = key;
+  return hit;
+}
+
+/* The L1D: like cache_access, moving each line's fill time and taint along; *e is the entry
+ * (the MRU way of the set). A missing line arrives with ready = 0 for the caller to set. */
+static ALWAYS_INLINE bool l1_access(gcache *c, uint64_t line, size_t *e) {
+  size_t base = (size_t)(line & (c->sets - 1)) * c->ways;
+  uint64_t *s = c->tags + base, key = line + 1;
+  *e = base;
+  if (s[0] == key) return true;
+  uint32_t w = 1;
+  while (w < c->ways && s[w] != key && s[w]) w++;
+  bool hit = w < c->ways && s[w] == key;
+  if (w == c->ways) w--;
+  gtick rd = hit ? c->ready[base + w] : 0;
+  gtv tv = hit ? c->tv[base + w] : TV_EMPTY;
+  for (; w > 0; w--) {
+    s[w] = s[w - 1];
+    c->ready[base + w] = c->ready[base + w - 1];
+    c->tv[base + w] = c->tv[base + w - 1];
+  }
+  s[0] = key;
+  c->ready[base] = rd;
+  c->tv[base] = tv;
+  return hit;
+}
+
+/* Extra DRAM latency of line for the bank's open row (uarch/mem_dram.c's address mapping:
+ * lines interleave over channels, then columns of a row, then banks XOR-hashed with the row). */
+static ALWAYS_INLINE gtick dram_prep(gus *g, uint64_t line) {
+  const gus_machine *m = &g->m;
+  uint64_t x = line;
+  uint32_t ch = (uint32_t)(x % m->dram_channels);
+  x /= m->dram_channels;
+  x /= m->dram_row / m->line;
+  uint64_t b = x % m->dram_banks;
+  x /= m->dram_banks;
+  uint32_t bank = (uint32_t)((b ^ (x % m->dram_banks)) % m->dram_banks);
+  uint64_t *open = &g->open_row[(size_t)ch * m->dram_banks + bank];
+  gtick prep = *open == x + 1 ? 0 : *open ? g->lat_rp + g->lat_rcd : g->lat_rcd;
+  *open = x + 1;
+  return prep;
+}
+
+/* Level below the L1D that serves line: 1 L2, 2 LLC, 3 DRAM (filling the levels above). */
+static ALWAYS_INLINE int lower_level(gus *g, uint64_t line) {
+  g->miss[0]++;
+  if (cache_access(&g->cache[1], line)) return 1;
+  g->miss[1]++;
+  if (cache_access(&g->cache[2], line)) return 2;
+  g->miss[2]++;
+  return 3;
+}
+
+/* ======================================================================================
+ * Model instance
+ * ====================================================================================== */
+
+static gtick ticks_of(double cycles) {
+  double t = floor(cycles * GUS_TICKS + 0.5);
+  return t < 1 ? 1 : (gtick)t;
+}
+
+static gtick lat_ticks(double cycles) {
+  double t = floor(cycles * GUS_TICKS + 0.5);
+  return t < 0 ? 0 : (gtick)t;
+}
+
+static void grow_static(gus *g, uint32_t want) {
+  uint32_t nc = g->scap ? g->scap : 64;
+  while (nc < want) nc *= 2;
+  g->si = xrealloc(g->si, nc * sizeof *g->si);
+  g->taint = xrealloc(g->taint, nc * sizeof *g->taint);
+  g->count = xrealloc(g->count, nc * sizeof *g->count);
+  memset(g->si + g->scap, 0, (nc - g->scap) * sizeof *g->si);
+  memset(g->taint + g->scap, 0, (nc - g->scap) * sizeof *g->taint);
+  memset(g->count + g->scap, 0, (nc - g->scap) * sizeof *g->count);
+  g->scap = nc;
+}
+
+static uint32_t scaled_count(uint32_t v, double f) {
+  double x = floor(v * f + 0.5);
+  return x < 1 ? 1 : x > 1e7 ? 10000000u : (uint32_t)x;
+}
+
+static uint64_t pow2_at_least(uint64_t x) {
+  uint64_t p = 1;
+  while (p < x) p *= 2;
+  return p;
+}
+
+gus *gus_create(const gus_machine *m, uint32_t window, uint32_t n_static, bool taint_on,
+                uint32_t ring_mult, wi_err *err) {
+  if (gus_machine_check(m, err)) return NULL;
+  if (window < 1 || window > 16) {
+    wi_fail(err, WI_EINVAL, "gus: window = %u x ROB is out of range [1, 16]", window);
+    return NULL;
+  }
+  if (ring_mult < 1 || ring_mult > 64) {
+    wi_fail(err, WI_EINVAL, "gus: ring_mult = %u is out of range [1, 64]", ring_mult);
+    return NULL;
+  }
+  gus *g = xcalloc(1, sizeof *g);
+  g->m = *m;
+  g->taint_on = taint_on;
+  g->window = window;
+  g->rob = scaled_count(m->rob, m->tput[GUS_R_ROB]);
+  g->nfb = scaled_count(m->fill_buffers, m->tput[GUS_R_FILLBUF]);
+  g->Q = (uint64_t)window * g->rob;
+  g->R = (g->Q / 64 + 1) * 64 * ring_mult;
+  g->nw = (uint32_t)(g->R / 64);
+  if (taint_on && g->R >= TV_NOLEN) {
+    wi_fail(err, WI_EINVAL, "gus: taint window of %llu instructions is too large (at most %u)",
+            (unsigned long long)g->Q, TV_NOLEN - 64);
+    free(g);
+    return NULL;
+  }
+  g->lsh = (uint32_t)__builtin_ctz(m->line);
+  g->psh = (uint32_t)__builtin_ctz(m->page);
+
+  g->cost_fe = ticks_of(1.0 / (m->fe_width * m->tput[GUS_R_FRONTEND]));
+  g->cost_disp = ticks_of(1.0 / (m->dispatch_width * m->tput[GUS_R_DISPATCH]));
+  g->cost_ret = ticks_of(1.0 / (m->retire_width * m->tput[GUS_R_RETIRE]));
+  g->cost_taken = m->fe_taken ? ticks_of(1.0 / (m->fe_taken * m->tput[GUS_R_FRONTEND])) : 0;
+  g->ret_lat = (gtick)m->retire_latency * GUS_TICKS;
+  g->fe_lat = lat_ticks(m->fe_latency * m->lat[GUS_R_FRONTEND]);
+  g->fq_lag = g->fe_lat + m->fe_queue * g->cost_fe;
+  for (uint32_t p = 0; p < m->n_ports; p++) {
+    g->cost_port[p] = ticks_of(1.0 / m->tput[GUS_R_PORT0 + p]);
+    g->lat_port[p] = lat_ticks(m->lat[GUS_R_PORT0 + p]);
+  }
+  g->lat_lvl[1] = lat_ticks(m->l2.latency * m->lat[GUS_R_L2]);
+  g->lat_lvl[2] = lat_ticks(m->llc.latency * m->lat[GUS_R_LLC]);
+  g->lat_lvl[3] = lat_ticks(m->dram_latency * m->lat[GUS_R_DRAM]);
+  g->lat_rcd = lat_ticks(m->dram_t_rcd * m->lat[GUS_R_DRAM]);
+  g->lat_rp = lat_ticks(m->dram_t_rp * m->lat[GUS_R_DRAM]);
+  g->open_row = xcalloc((size_t)m->dram_channels * m->dram_banks, sizeof *g->open_row);
+  g->lat_stlb = lat_ticks(m->stlb_latency * m->lat[GUS_R_TLB]);
+  g->lat_walk = lat_ticks(m->walk_latency * m->lat[GUS_R_TLB]);
+  g->cost_link[0] = ticks_of(1.0 / (m->l2_bw * m->tput[GUS_R_L2]));
+  g->cost_link[1] = ticks_of(1.0 / (m->llc_bw * m->tput[GUS_R_LLC]));
+  g->cost_link[2] = ticks_of(1.0 / (m->dram_bw * m->tput[GUS_R_DRAM]));
+
+  if (taint_on) {
+    /* the rings grow when an entry is still live on reuse */
+    uint64_t nn = pow2_at_least(2 * g->R), nb = pow2_at_least(g->R / 4);
+    g->nodes = xcalloc(nn, sizeof *g->nodes);
+    g->nbits = xcalloc(nn, sizeof *g->nbits);
+    g->nmask = nn - 1;
+    g->bmeta = xcalloc(nb, sizeof *g->bmeta);
+    g->bwords = xmalloc(nb * g->nw * sizeof(uint64_t));
+    g->bmask = nb - 1;
+    g->qsid = xcalloc(g->R, sizeof *g->qsid);
+  }
+  g->fe_tv = g->disp_tv = g->ret_tv = TV_EMPTY;
+  for (int p = 0; p < GUS_MAX_PORTS; p++) g->ptv[p] = TV_EMPTY;
+  for (int l = 0; l < N_LINKS; l++) g->ltv[l] = TV_EMPTY;
+  for (int r = 0; r < REG_NUM; r++) g->rtv[r] = TV_EMPTY;
+  g->fbavail = xcalloc(g->nfb, sizeof *g->fbavail);
+  g->fbtv = xmalloc(g->nfb * sizeof *g->fbtv);
+  for (uint32_t i = 0; i < g->nfb; i++) g->fbtv[i] = TV_EMPTY;
+  g->robt = xcalloc(g->rob, sizeof *g->robt);
+  g->robtv = xmalloc(g->rob * sizeof *g->robtv);
+  for (uint32_t i = 0; i < g->rob; i++) g->robtv[i] = TV_EMPTY;
+  for (uint32_t i = 0; i < STLF_N; i++) g->stlf[i].tv = TV_EMPTY;
+  {
+    /* TLB reach scales with tput[GUS_R_TLB] through the ways (sets stay a power of two) */
+    uint32_t dw = scaled_count(m->dtlb_ways, m->tput[GUS_R_TLB]), sw = scaled_count(m->stlb_ways, m->tput[GUS_R_TLB]);
+    gus_cache d = {m->dtlb_entries / m->dtlb_ways * dw, dw, 0}, s2 = {m->stlb_entries / m->stlb_ways * sw, sw, 0};
+    cache_init(&g->dtlb, &d, 1);
+    cache_init(&g->stlb, &s2, 1);
+  }
+  cache_init(&g->cache[0], &m->l1d, m->line);
+  g->cache[0].ready = xcalloc((size_t)g->cache[0].sets * g->cache[0].ways, sizeof(gtick));
+  g->cache[0].tv = xcalloc((size_t)g->cache[0].sets * g->cache[0].ways, sizeof(gtv));
+  for (size_t i = 0; i < (size_t)g->cache[0].sets * g->cache[0].ways; i++) g->cache[0].tv[i] = TV_EMPTY;
+  cache_init(&g->cache[1], &m->l2, m->line);
+  cache_init(&g->cache[2], &m->llc, m->line);
+  grow_static(g, n_static ? n_static : 64);
+  return g;
+}
+
+gus *gus_new(const gus_machine *m, uint32_t window, uint32_t n_static, wi_err *err) {
+  return gus_create(m, window, n_static, true, 1, err);
+}
+
+void gus_free(gus *g) {
+  if (!g) return;
+  free(g->nodes);
+  free(g->nbits);
+  free(g->bmeta);
+  free(g->bwords);
+  free(g->qsid);
+  free(g->fbavail);
+  free(g->fbtv);
+  free(g->robt);
+  free(g->robtv);
+  for (int i = 0; i < 3; i++) free(g->cache[i].tags);
+  free(g->dtlb.tags);
+  free(g->open_row);
+  free(g->stlb.tags);
+  free(g->cache[0].ready);
+  free(g->cache[0].tv);
+  free(g->si);
+  free(g->taint);
+  free(g->count);
+  free(g);
+}
+
+uint64_t gus_now_ticks(const gus *g) { return g->last_ret; }
+
+void gus_set_selfcheck(gus *g, bool on) { g->selfcheck = on; }
+
+static bool check_chain(const gus *g, const gtv *v, const char *what, char *msg, size_t n) {
+  uint64_t prev_lo = tv_len(*v) != TV_NOLEN ? v->hi - tv_len(*v) : UINT64_MAX;
+  unsigned steps = 0;
+  for (uint64_t id = tv_node(*v); id;) {
+    const gnode *x = node_get(g, id);
+    if (!x) return true; /* reused: everything below is out of the window */
+    if (x->hi >= prev_lo) {
+      snprintf(msg, n, "%s: node %llu [%llu, %llu] is not below %llu", what, (unsigned long long)id,
+               (unsigned long long)node_lo(x), (unsigned long long)x->hi, (unsigned long long)prev_lo);
+      return false;
+    }
+    if (x->ck) steps = 0;
+    else if (++steps > CK_DEPTH + 1) {
+      snprintf(msg, n, "%s: more than %d nodes without a checkpoint", what, CK_DEPTH);
+      return false;
+    }
+    prev_lo = node_lo(x);
+    id = x->parent;
+  }
+  return true;
+}
+
+bool gus_check_sets(const gus *g, char *msg, size_t n) {
+  if (!g->taint_on) return true;
+  if (g->selfcheck_bad) {
+    snprintf(msg, n, "%llu of %llu membership tests disagree with the chain walk",
+             (unsigned long long)g->selfcheck_bad, (unsigned long long)g->selfcheck_n);
+    return false;
+  }
+  if (!check_chain(g, &g->fe_tv, "frontend", msg, n) || !check_chain(g, &g->disp_tv, "dispatch", msg, n) ||
+      !check_chain(g, &g->ret_tv, "retire", msg, n))
+    return false;
+  for (int p = 0; p < GUS_MAX_PORTS; p++)
+    if (!check_chain(g, &g->ptv[p], "port", msg, n)) return false;
+  for (int r = 0; r < REG_NUM; r++)
+    if (!check_chain(g, &g->rtv[r], "register", msg, n)) return false;
+  for (uint32_t i = 0; i < g->rob; i++)
+    if (!check_chain(g, &g->robtv[i], "rob", msg, n)) return false;
+  for (uint32_t i = 0; i < g->nfb; i++)
+    if (!check_chain(g, &g->fbtv[i], "fillbuf", msg, n)) return false;
+  for (uint32_t i = 0; i < STLF_N; i++)
+    if (!check_chain(g, &g->stlf[i].tv, "stlf", msg, n)) return false;
+  return true;
+}
+
+/* ======================================================================================
+ * The step
+ * ====================================================================================== */
+
+static void build_sinfo(gus *g, gsinfo *si, const dec_insn *d) {
+  int cls = d->cls < IC_NUM ? d->cls : IC_OTHER;
+  if (d->flags & DF_INVALID) cls = IC_OTHER;
+  bool zero = cls == IC_ZERO || (d->flags & DF_ZERO_IDIOM);
+  si->cls = (uint8_t)cls;
+  si->nuops = g->m.cls[cls].n;
+  si->branch = d->br != BR_NONE;
+  si->serial = cls == IC_SERIAL || (d->flags & DF_SERIAL);
+  const regset_t all = REG_BIT(REG_NUM) - 1;
+  si->data = zero ? 0 : (d->src & all);
+  si->addr = d->addr_src & all;
+  si->dst = d->dst & all;
+  bool pushpop = !strncmp(d->text, "push", 4) || !strncmp(d->text, "pop", 3);
+  si->stack = g->m.stack_engine && (si->dst & REG_BIT(REG_RSP)) &&
+              (d->br == BR_CALL || d->br == BR_IND_CALL || d->br == BR_RET || pushpop);
+  if (si->stack) si->dst &= ~REG_BIT(REG_RSP);
+  si->built = 1;
+}
+
+/* A chain under construction: a time and the taint of what decided it. */
+typedef struct gch {
+  gtick t;
+  gtv tv;
+  int bind; /* binding id; -1 = the instruction's own dispatch */
+} gch;
+
+/* Raise c to (t, *src + n) if t is later. */
+static ALWAYS_INLINE void ch_max(gus *g, gch *c, gtick t, gtv *src, int bind, uint64_t n, const bool TAINT) {
+  if (t <= c->t) return;
+  c->t = t;
+  c->bind = bind;
+  if (TAINT) c->tv = tv_add(g, src, n);
+}
+
+/* Use a throughput resource (availability *avail, taint *tv) no earlier than floor_t (decided
+ * by *floor_tv): returns the slot's start. The resource's new taint follows whichever was later. */
+static ALWAYS_INLINE gtick use_res(gus *g, gtick *avail, gtv *tv, gtick floor_t, gtv *floor_tv, gtick cost,
+                                   uint64_t n, const bool TAINT) {
+  gtick s;
+  if (*avail > floor_t) {
+    s = *avail;
+    if (TAINT) *tv = tv_add(g, tv, n);
+  } else {
+    s = floor_t;
+    if (TAINT) *tv = tv_add(g, floor_tv, n);
+  }
+  *avail = s + cost;
+  return s;
+}
+
+static ALWAYS_INLINE int pick_port(const gus *g, uint32_t mask) {
+  int best = __builtin_ctz(mask);
+  gtick bt = g->pavail[best];
+  for (mask &= mask - 1; mask; mask &= mask - 1) {
+    int p = __builtin_ctz(mask);
+    gtick t = g->pavail[p];
+    if (t < bt) {
+      bt = t;
+      best = p;
+    }
+  }
+  return best;
+}
+
+/* Issue micro-op u (occupancy x mult) no earlier than dispatch (td, *Td); chain c is raised to
+ * the port's slot if that is later. Returns the port. */
+static ALWAYS_INLINE int issue(gus *g, gch *c, const gus_uop *u, gtick mult, gtick td, gtv *Td, uint64_t n,
+                               const bool TAINT) {
+  int p = pick_port(g, u->ports);
+  gtick s = use_res(g, &g->pavail[p], &g->ptv[p], td, Td, (gtick)u->occupancy * mult * g->cost_port[p], n, TAINT);
+  g->rs[GUS_R_PORT0 + p].uses++;
+  ch_max(g, c, s, &g->ptv[p], GUS_R_PORT0 + p, n, TAINT);
+  return p;
+}
+
+static inline uint64_t gran_slot(uint64_t key) { return (key * 0x9E3779B97F4A7C15ULL) >> (64 - STLF_BITS); }
+
+static inline uint64_t n_lines(const gus *g, uint64_t addr, uint32_t size) {
+  return ((addr + (size ? size : 1) - 1) >> g->lsh) - (addr >> g->lsh) + 1;
+}
+
+/* A load access whose address is ready per chain c (in/out): c becomes the data-ready chain. */
+static ALWAYS_INLINE void load_access(gus *g, gch *c, uint64_t addr, uint32_t size, gtick td, gtv *Td, uint64_t n,
+                                      const bool TAINT) {
+  const gus_machine *m = &g->m;
+  if (!size) size = 1;
+  const uint64_t lines = n_lines(g, addr, size);
+  int p = issue(g, c, &m->load, lines, td, Td, n, TAINT);
+  /* store-to-load forwarding from a store to the same address, covering the load, still
+   * within the window (the common spill/reload, push/pop pattern; partial overlaps read the
+   * cache) */
+  {
+    gstlf *e = &g->stlf[gran_slot(addr + 1)];
+    if (e->key == addr + 1 && e->size >= size && n - e->n <= g->rob) {
+      ch_max(g, c, e->t, &e->tv, GUS_B_MEMDEP, n, TAINT);
+      c->t += (gtick)m->stlf_latency * g->lat_port[p]; /* forwarding is in the load pipeline */
+      return;
+    }
+  }
+  gtick t0 = c->t;
+  /* address translation */
+  uint64_t page = addr >> g->psh;
+  if (!cache_access(&g->dtlb, page)) {
+    g->rs[GUS_R_TLB].uses++;
+    t0 += g->lat_stlb;
+    if (!cache_access(&g->stlb, page)) t0 += g->lat_walk;
+  }
+  gch best = {t0 + (gtick)m->l1d.latency * g->lat_port[p], c->tv, c->bind};
+  const uint64_t first = addr >> g->lsh;
+  gcache *l1 = &g->cache[0];
+  for (uint64_t line = first; line < first + lines; line++) {
+    size_t e;
+    if (l1_access(l1, line, &e)) {
+      /* a hit on a line still being filled waits for the fill (an MSHR merge) */
+      ch_max(g, &best, l1->ready[e], &l1->tv[e], GUS_R_FILLBUF, n, TAINT);
+      continue;
+    }
+    int lvl = lower_level(g, line);
+    /* a miss holds a fill buffer for its latency; the line crosses each link on the way up */
+    gch mc = {t0, c->tv, c->bind};
+    uint32_t u = 0;
+    for (uint32_t i = 1; i < g->nfb; i++)
+      if (g->fbavail[i] < g->fbavail[u]) u = i;
+    ch_max(g, &mc, g->fbavail[u], &g->fbtv[u], GUS_R_FILLBUF, n, TAINT);
+    g->rs[GUS_R_FILLBUF].uses++;
+    mc.t += g->lat_lvl[lvl];
+    if (lvl == 3) mc.t += dram_prep(g, line);
+    for (int l = lvl - 1; l >= 0; l--) {
+      gtick s = use_res(g, &g->lavail[l], &g->ltv[l], mc.t, &mc.tv, g->cost_link[l], n, TAINT);
+      g->rs[GUS_R_L2 + l].uses++;
+      ch_max(g, &mc, s, &g->ltv[l], GUS_R_L2 + l, n, TAINT);
+    }
+    g->fbavail[u] = mc.t;
+    l1->ready[e] = mc.t;
+    if (TAINT) {
+      g->fbtv[u] = mc.tv;
+      l1->tv[e] = mc.tv;
+    }
+    ch_max(g, &best, mc.t, &mc.tv, mc.bind, n, TAINT);
+  }
+  *c = best;
+}
+
+/* A store access: allocate its lines (write-allocate: a missing line is read for ownership
+ * and arrives after the level's latency; loads to it wait for that) and charge the links; the
+ * store itself does not wait. */
+static ALWAYS_INLINE void store_lines(gus *g, uint64_t addr, uint32_t size, gtick t, gtv *tv, uint64_t n,
+                                      const bool TAINT) {
+  const uint64_t first = addr >> g->lsh, lines = n_lines(g, addr, size);
+  uint64_t page = addr >> g->psh;
+  if (!cache_access(&g->dtlb, page)) cache_access(&g->stlb, page);
+  gcache *l1 = &g->cache[0];
+  for (uint64_t line = first; line < first + lines; line++) {
+    size_t e;
+    if (l1_access(l1, line, &e)) continue;
+    int lvl = lower_level(g, line);
+    gtick at = t + g->lat_lvl[lvl] + (lvl == 3 ? dram_prep(g, line) : 0);
+    for (int l = lvl - 1; l >= 0; l--) {
+      gtick s = use_res(g, &g->lavail[l], &g->ltv[l], t, tv, g->cost_link[l], n, TAINT);
+      g->rs[GUS_R_L2 + l].uses++;
+      if (s + g->lat_lvl[lvl] > at) at = s + g->lat_lvl[lvl];
+    }
+    l1->ready[e] = at;
+    if (TAINT) l1->tv[e] = tv_add(g, tv, n);
+  }
+}
+
+static ALWAYS_INLINE void step_impl(gus *g, uint32_t sid, const dec_insn *d, const trace_insn *ti,
+                                    const trace_mem *mems, const bool TAINT) {
+  if (sid >= g->scap) grow_static(g, sid + 1);
+  gsinfo *si = &g->si[sid];
+  if (!si->built) build_sinfo(g, si, d);
+  const gus_machine *m = &g->m;
+  const uint64_t n = g->n;
+  g->count[sid]++;
+
+  /* ---- dispatch: front end, dispatch width, a free ROB entry (ties go to the later ones) */
+  gtick t_fe = g->fe_avail;
+  if (si->branch && (ti->flags & TI_TAKEN) && g->cost_taken) {
+    /* fe_taken taken branches fetched per cycle */
+    if (n && t_fe < g->last_taken + g->cost_taken) t_fe = g->last_taken + g->cost_taken;
+    g->last_taken = t_fe;
+  }
+  gtick td = t_fe + g->fe_lat;
+  int bd = GUS_R_FRONTEND;
+  if (g->disp_avail >= td) {
+    td = g->disp_avail;
+    bd = GUS_R_DISPATCH;
+  }
+  const uint32_t rp = g->rpos;
+  if (n >= g->rob && g->robt[rp] >= td) {
+    td = g->robt[rp];
+    bd = GUS_R_ROB;
+  }
+  if (si->serial && n && g->last_ret > td) {
+    td = g->last_ret;
+    bd = GUS_R_RETIRE;
+  }
+  gtv Td = TV_EMPTY;
+  if (TAINT) {
+    gtv *src = bd == GUS_R_FRONTEND   ? &g->fe_tv
+               : bd == GUS_R_DISPATCH ? &g->disp_tv
+               : bd == GUS_R_ROB      ? &g->robtv[rp]
+                                      : &g->ret_tv;
+    Td = tv_add(g, src, n);
+    g->disp_tv = Td;
+    /* Taint queue: n enters, the instruction Q older leaves; it is tainted if it is on the
+     * chain that decided n's dispatch. */
+    if (n >= g->Q) {
+      uint64_t j = n - g->Q;
+      bool in = tv_has(g, &Td, j);
+      if (g->selfcheck) {
+        g->selfcheck_n++;
+        if (in != tv_has_walk(g, &Td, j)) g->selfcheck_bad++;
+      }
+      if (in) g->taint[g->qsid[tpos(g, j)]]++;
+    }
+    g->qsid[g->npos] = sid;
+  }
+  g->rs[bd].bound++;
+  g->rs[GUS_R_FRONTEND].uses++;
+  g->rs[GUS_R_DISPATCH].uses++;
+  g->rs[GUS_R_ROB].uses++;
+  const trace_mem *mv = mems + ti->mem_off;
+  const unsigned nm = ti->n_mem;
+  unsigned slots = si->nuops;
+  for (unsigned k = 0; k < nm; k++) slots += mv[k].is_store;
+  g->disp_avail = td + (slots ? slots : 1) * g->cost_disp;
+  {
+    /* the front end runs at most fq_lag ahead of dispatch */
+    gtick fl = td > g->fq_lag ? td - g->fq_lag : 0;
+    if (fl > t_fe) {
+      g->fe_avail = fl + g->cost_fe;
+      if (TAINT) g->fe_tv = Td;
+    } else {
+      g->fe_avail = t_fe + g->cost_fe;
+      if (TAINT) g->fe_tv = bd == GUS_R_FRONTEND ? Td : tv_add(g, &g->fe_tv, n);
+    }
+  }
+
+  /* ---- operands */
+  regset_t data = si->data, addr = si->addr;
+  if (!nm) {
+    data |= addr; /* lea, or a memory form the trace did not access: addresses are data */
+    addr = 0;
+  }
+  gch cur = {td, Td, -1};
+  for (regset_t s = data; s; s &= s - 1) {
+    int r = __builtin_ctzll(s);
+    ch_max(g, &cur, g->ravail[r], &g->rtv[r], GUS_B_DATA, n, TAINT);
+  }
+  gch ach = {td, Td, -1}; /* address chain */
+  bool has_store = false;
+  if (nm) {
+    for (regset_t s = addr; s; s &= s - 1) {
+      int r = __builtin_ctzll(s);
+      ch_max(g, &ach, g->ravail[r], &g->rtv[r], GUS_B_DATA, n, TAINT);
+    }
+    /* ---- loads: one load micro-op per access; the computation waits for all of them */
+    for (unsigned k = 0; k < nm; k++) {
+      if (mv[k].is_store) {
+        has_store = true;
+        continue;
+      }
+      gch lc = ach;
+      load_access(g, &lc, mv[k].addr, mv[k].size, td, &Td, n, TAINT);
+      if (lc.t > cur.t) cur = lc;
+    }
+  }
+
+  /* ---- execute: the class's micro-ops in sequence */
+  const gus_class_uops *cu = &m->cls[si->cls];
+  for (unsigned k = 0; k < cu->n; k++) {
+    int p = issue(g, &cur, &cu->uop[k], 1, td, &Td, n, TAINT);
+    cur.t += (gtick)cu->uop[k].latency * g->lat_port[p];
+  }
+  /* what decided the result (other than the instruction's own dispatch) */
+  if (cur.bind == GUS_B_DATA) g->bound_data++;
+  else if (cur.bind == GUS_B_MEMDEP) g->bound_memdep++;
+  else if (cur.bind >= 0 && cur.bind < GUS_R_MAX) g->rs[cur.bind].bound++;
+
+  /* ---- stores: address and data micro-ops; the data is the computation's result */
+  gch fin = cur;
+  if (has_store) {
+    for (unsigned k = 0; k < nm; k++) {
+      if (!mv[k].is_store) continue;
+      uint32_t size = mv[k].size ? mv[k].size : 1;
+      uint64_t lines = n_lines(g, mv[k].addr, size);
+      gch sa = ach;
+      int pa = issue(g, &sa, &m->sta, lines, td, &Td, n, TAINT);
+      sa.t += (gtick)m->sta.latency * g->lat_port[pa];
+      gch sd = cur;
+      int pd = issue(g, &sd, &m->std, lines, td, &Td, n, TAINT);
+      sd.t += (gtick)m->std.latency * g->lat_port[pd];
+      /* the forwarding entry carries when the data is ready */
+      {
+        gstlf *e = &g->stlf[gran_slot(mv[k].addr + 1)];
+        e->key = mv[k].addr + 1;
+        e->n = n;
+        e->t = sd.t;
+        e->size = size;
+        if (TAINT) e->tv = sd.tv;
+      }
+      store_lines(g, mv[k].addr, size, sd.t, &sd.tv, n, TAINT);
+      ch_max(g, &fin, sa.t, &sa.tv, sa.bind, n, TAINT);
+      ch_max(g, &fin, sd.t, &sd.tv, sd.bind, n, TAINT);
+    }
+  }
+
+  /* ---- results */
+  for (regset_t s = si->dst; s; s &= s - 1) {
+    int r = __builtin_ctzll(s);
+    g->ravail[r] = cur.t;
+    if (TAINT) g->rtv[r] = cur.tv;
+  }
+  if (si->stack) {
+    /* the stack engine computes rsp at rename: ready at dispatch, or when rsp itself was */
+    if (td >= g->ravail[REG_RSP]) {
+      g->ravail[REG_RSP] = td;
+      if (TAINT) g->rtv[REG_RSP] = Td;
+    } else if (TAINT) {
+      g->rtv[REG_RSP] = tv_add(g, &g->rtv[REG_RSP], n);
+    }
+  }
+
+  /* ---- retire, in order, retire_width per cycle, retire_latency after completing */
+  fin.t += g->ret_lat;
+  gtick tr;
+  if (g->ret_avail > fin.t) {
+    tr = g->ret_avail;
+    g->rs[GUS_R_RETIRE].bound++;
+    if (TAINT) {
+      g->ret_tv = tv_add(g, &g->ret_tv, n);
+      fin.tv = g->ret_tv;
+    }
+  } else {
+    tr = fin.t;
+    if (TAINT) g->ret_tv = fin.tv;
+  }
+  g->rs[GUS_R_RETIRE].uses++;
+  g->ret_avail = tr + g->cost_ret;
+  g->robt[rp] = tr;
+  if (TAINT) g->robtv[rp] = fin.tv;
+  if (++g->rpos == g->rob) g->rpos = 0;
+  g->last_ret = tr;
+  if (si->serial && tr > g->disp_avail) {
+    /* nothing dispatches before a serializing instruction retires */
+    g->disp_avail = tr;
+    if (TAINT) g->disp_tv = g->ret_tv;
+  }
+  g->n = n + 1;
+  if (++g->npos == g->R) g->npos = 0;
+}
+
+static void step_taint(gus *g, uint32_t sid, const dec_insn *d, const trace_insn *ti, const trace_mem *mems) {
+  step_impl(g, sid, d, ti, mems, true);
+}
+
+static void step_fast(gus *g, uint32_t sid, const dec_insn *d, const trace_insn *ti, const trace_mem *mems) {
+  step_impl(g, sid, d, ti, mems, false);
+}
+
+void gus_step(gus *g, uint32_t sid, const dec_insn *d, const trace_insn *ti, const trace_mem *mems) {
+  if (g->taint_on) step_taint(g, sid, d, ti, mems);
+  else step_fast(g, sid, d, ti, mems);
+}
+
+/* Step a batch (the step is inlined: one copy with taint tracking, one without). */
+static ALWAYS_INLINE wi_rc run_batch(gus *g, const gus_source *src, const trace_batch *b, wi_err *err,
+                                     const bool TAINT) {
+  for (size_t i = 0; i < b->n; i++) {
+    const trace_insn *ti = &b->insns[i];
+    const dec_insn *d = NULL;
+    if (__builtin_expect(ti->sid >= g->scap || !g->si[ti->sid].built, 0)) {
+      d = ti->sid < src->n_static ? src->decoded(src->ctx, ti->sid) : NULL;
+      if (!d)
+        return wi_fail(err, WI_EINVAL, "gus: instruction %llu has sid %u, not a static instruction of the source",
+                       (unsigned long long)(b->first_index + i), ti->sid);
+    }
+    step_impl(g, ti->sid, d, ti, b->mems, TAINT);
+  }
+  return WI_OK;
+}
+
+static wi_rc run_batch_taint(gus *g, const gus_source *src, const trace_batch *b, wi_err *err) {
+  return run_batch(g, src, b, err, true);
+}
+
+static wi_rc run_batch_fast(gus *g, const gus_source *src, const trace_batch *b, wi_err *err) {
+  return run_batch(g, src, b, err, false);
+}
+
+wi_rc gus_run_source(gus *g, const gus_source *src, wi_err *err) {
+  void *cur = src->open(src->ctx, err);
+  if (!cur) return err && err->rc ? err->rc : WI_EIO;
+  wi_rc rc = WI_OK;
+  wi_rc (*batch)(gus *, const gus_source *, const trace_batch *, wi_err *) =
+    g->taint_on ? run_batch_taint : run_batch_fast;
+  for (;;) {
+    trace_batch b;
+    if ((rc = src->next(cur, &b, err)) != WI_OK || !b.n) break;
+    if ((rc = batch(g, src, &b, err)) != WI_OK) break;
+  }
+  src->close(cur);
+  return rc;
+}
+
+void gus_finish(gus *g, gus_result *r) {
+  memset(r, 0, sizeof *r);
+  if (g->taint_on) {
+    /* Flush the queue: what is left is tested against the chain that decided the last
+     * retirement (the end of the run), as if dispatch had continued behind it. */
+    for (uint64_t j = g->n > g->Q ? g->n - g->Q : 0; j < g->n; j++)
+      if (tv_has(g, &g->ret_tv, j)) g->taint[g->qsid[tpos(g, j)]]++;
+  }
+  r->ticks = g->last_ret;
+  r->cycles = (g->last_ret + GUS_TICKS - 1) / GUS_TICKS;
+  r->insns = g->n;
+  r->window = g->window;
+  uint32_t ns = 0;
+  for (uint32_t s = 0; s < g->scap; s++)
+    if (g->count[s]) ns = s + 1;
+  r->n_static = ns;
+  r->taint = xcalloc(ns ? ns : 1, sizeof *r->taint);
+  r->count = xcalloc(ns ? ns : 1, sizeof *r->count);
+  memcpy(r->taint, g->taint, ns * sizeof *r->taint);
+  memcpy(r->count, g->count, ns * sizeof *r->count);
+  r->n_res = gus_res_count(&g->m);
+  memcpy(r->res, g->rs, sizeof r->res);
+  r->bound_data = g->bound_data;
+  r->bound_memdep = g->bound_memdep;
+  r->l1d_misses = g->miss[0];
+  r->l2_misses = g->miss[1];
+  r->llc_misses = g->miss[2];
+}

@@ -1,0 +1,234 @@
+/* mem_dram.c — DRAM: channels of banks with open rows, bounded read and write queues per
+ * channel, FR-FCFS scheduling, and a data bus busy t_burst cycles per line (the bandwidth
+ * limit). All times in core cycles.
+ *
+ * Timing of one read issued at cycle t to a bank whose open row is `open`:
+ *   prep  = 0 (row hit) | t_rcd (bank precharged) | t_rp + t_rcd (row conflict)
+ *   data  = max(t + prep + t_cas, bus_free) .. + t_burst   (the bus is then busy until there)
+ *   fill  = data end + base_latency   (controller, mesh and return path: fixed overhead)
+ * A request is schedulable at t when it has arrived, its bank is ready, and its data would not
+ * have to wait for the bus (the controller holds column commands rather than queueing them on
+ * the bus, so waiting happens in the queue, where FR-FCFS can reorder it). Among schedulable
+ * requests row hits go first, then the oldest. Writes (dirty LLC victims) wait in a write
+ * queue and go when no read is schedulable, or first once the write queue is 3/4 full. */
+#include <string.h>
+
+#include "mem_int.h"
+
+#define NO_ROW UINT64_MAX
+
+static void dram_map(const mem_sys *m, uint64_t line, uint32_t *ch, uint32_t *bank, uint64_t *row) {
+  const dram_config *d = &m->cfg->dram;
+  uint64_t x = line;
+  *ch = (uint32_t)(x % d->channels); /* consecutive lines alternate channels */
+  x /= d->channels;
+  x /= m->lines_per_row;             /* column within the row */
+  uint64_t b = x % d->banks;
+  x /= d->banks;
+  *row = x;
+  *bank = (uint32_t)((b ^ (x % d->banks)) % d->banks); /* XOR hashing spreads row conflicts */
+}
+
+void mem_dram_init(mem_sys *m) {
+  const dram_config *d = &m->cfg->dram;
+  for (uint32_t c = 0; c < d->channels; c++) {
+    m->chan[c].bus_free = 0;
+    m->chan[c].next_sched = UINT64_MAX;
+    m->chan[c].nread = m->chan[c].nwrite = 0;
+  }
+  for (uint32_t i = 0; i < d->channels * d->banks; i++) {
+    m->bank[i].ready = 0;
+    m->bank[i].open_row = NO_ROW;
+  }
+  m->st->dram_next = UINT64_MAX;
+  memset(m->rq, 0, sizeof(mem_dreq) * d->channels * d->queue);
+  memset(m->wq, 0, sizeof(mem_dreq) * d->channels * d->queue);
+}
+
+static uint32_t prep_of(const dram_config *d, const mem_bank *b, uint64_t row) {
+  if (b->open_row == row) return 0;
+  if (b->open_row == NO_ROW) return d->t_rcd;
+  return d->t_rp + d->t_rcd;
+}
+
+/* Earliest cycle request r could be scheduled given the channel's current state. */
+static uint64_t ready_at(const mem_sys *m, uint32_t ch, const mem_dreq *r) {
+  const dram_config *d = &m->cfg->dram;
+  const mem_bank *b = &m->bank[ch * d->banks + r->bank];
+  uint64_t need = (uint64_t)prep_of(d, b, r->row) + d->t_cas;
+  uint64_t t = r->arrive > b->ready ? r->arrive : b->ready;
+  uint64_t bus = m->chan[ch].bus_free > need ? m->chan[ch].bus_free - need : 0;
+  return t > bus ? t : bus;
+}
+
+/* Recompute the cached minimum of the channels' next_sched. */
+static void update_next(mem_sys *m) {
+  uint64_t best = UINT64_MAX;
+  for (uint32_t c = 0; c < m->cfg->dram.channels; c++)
+    if (m->chan[c].next_sched < best) best = m->chan[c].next_sched;
+  m->st->dram_next = best;
+}
+
+static void resched(mem_sys *m, uint32_t ch) {
+  const dram_config *d = &m->cfg->dram;
+  uint64_t best = UINT64_MAX;
+  const mem_dreq *q = &m->rq[ch * d->queue], *w = &m->wq[ch * d->queue];
+  for (uint32_t i = 0, seen = 0, n = m->chan[ch].nread; seen < n; i++)
+    if (q[i].valid) {
+      seen++;
+      uint64_t t = ready_at(m, ch, &q[i]);
+      if (t < best) best = t;
+    }
+  for (uint32_t i = 0, seen = 0, n = m->chan[ch].nwrite; seen < n; i++)
+    if (w[i].valid) {
+      seen++;
+      uint64_t t = ready_at(m, ch, &w[i]);
+      if (t < best) best = t;
+    }
+  m->chan[ch].next_sched = best;
+  update_next(m);
+}
+
+bool mem_dram_can_read(const mem_sys *m, uint64_t line) {
+  const dram_config *d = &m->cfg->dram;
+  return m->chan[line % d->channels].nread < d->queue;
+}
+
+/* Issue r (read or write) at cycle t; returns the cycle its data transfer ends. */
+static uint64_t issue(mem_sys *m, uint32_t ch, mem_dreq *r, uint64_t t, bool is_write) {
+  const dram_config *d = &m->cfg->dram;
+  mem_chan *c = &m->chan[ch];
+  mem_bank *b = &m->bank[ch * d->banks + r->bank];
+  mem_dram_stats *s = &m->st->dram;
+  uint32_t prep = prep_of(d, b, r->row);
+  if (prep == 0) s->row_hits++;
+  else if (b->open_row == NO_ROW) s->row_misses++;
+  else s->row_conflicts++;
+  uint64_t start = t + prep + d->t_cas;
+  if (start < c->bus_free) start = c->bus_free;
+  uint64_t end = start + d->t_burst;
+  c->bus_free = end;
+  b->open_row = r->row;
+  b->ready = t + prep + d->t_burst; /* next column command to this bank one burst later */
+  s->busy_cycles += d->t_burst;
+  if (is_write) {
+    s->writes++;
+    c->nwrite--;
+  } else {
+    s->reads++;
+    s->queue_wait_sum += t - r->arrive;
+    c->nread--;
+  }
+  r->valid = 0;
+  return end;
+}
+
+static uint32_t slot_of(const mem_sys *m, uint32_t ch, const mem_dreq *r, bool is_write) {
+  const mem_dreq *base = (is_write ? m->wq : m->rq) + ch * m->cfg->dram.queue;
+  return (uint32_t)(r - base);
+}
+
+void mem_dram_read(mem_sys *m, uint64_t line, uint64_t arrive, uint32_t mshr, uint64_t fid,
+                   bool wrong_path, bool prefetch, uint64_t now) {
+  const dram_config *d = &m->cfg->dram;
+  uint32_t ch, bank;
+  uint64_t row;
+  dram_map(m, line, &ch, &bank, &row);
+  mem_dreq *q = &m->rq[ch * d->queue];
+  uint32_t i = 0;
+  while (i < d->queue && q[i].valid) i++;
+  if (i == d->queue) return; /* callers check mem_dram_can_read first */
+  mem_dreq *r = &q[i];
+  *r = (mem_dreq){.line = line, .arrive = arrive, .seq = m->st->seq++, .fid = fid, .row = row,
+                  .bank = bank, .mshr = mshr, .valid = 1, .wrong_path = wrong_path,
+                  .prefetch = prefetch};
+  m->chan[ch].nread++;
+  mem_emit(m, MEV_DRAM_ENQ, ML_DRAM, MEM_RID(ML_DRAM, MRK_QUEUE, ch * 1000 + i), fid,
+           line << m->c[ML_LLC].line_shift, now, UINT64_MAX, wrong_path, prefetch);
+  uint64_t t = ready_at(m, ch, r);
+  if (t < m->chan[ch].next_sched) m->chan[ch].next_sched = t;
+  if (t < m->st->dram_next) m->st->dram_next = t;
+}
+
+void mem_dram_write(mem_sys *m, uint64_t line, uint64_t now) {
+  const dram_config *d = &m->cfg->dram;
+  uint32_t ch, bank;
+  uint64_t row;
+  dram_map(m, line, &ch, &bank, &row);
+  mem_dreq *q = &m->wq[ch * d->queue];
+  if (m->chan[ch].nwrite == d->queue) {
+    /* Write queue full: force the oldest write out now (a real controller would stall
+     * reads to drain; the bus time it takes is charged all the same). */
+    mem_dreq *old = NULL;
+    for (uint32_t i = 0; i < d->queue; i++)
+      if (q[i].valid && (!old || q[i].seq < old->seq)) old = &q[i];
+    mem_bank *b = &m->bank[ch * d->banks + old->bank];
+    uint64_t t = now > b->ready ? now : b->ready;
+    uint32_t slot = slot_of(m, ch, old, true);
+    issue(m, ch, old, t, true);
+    mem_emit(m, MEV_DRAM_DEQ, ML_DRAM, MEM_RID(ML_DRAM, MRK_QUEUE, ch * 1000 + 500 + slot),
+             UINT64_MAX, old->line << m->c[ML_LLC].line_shift, t, UINT64_MAX, false, false);
+  }
+  uint32_t i = 0;
+  while (q[i].valid) i++;
+  q[i] = (mem_dreq){.line = line, .arrive = now, .seq = m->st->seq++, .fid = UINT64_MAX,
+                    .row = row, .bank = bank, .mshr = UINT32_MAX, .valid = 1};
+  m->chan[ch].nwrite++;
+  mem_emit(m, MEV_DRAM_ENQ, ML_DRAM, MEM_RID(ML_DRAM, MRK_QUEUE, ch * 1000 + 500 + i), UINT64_MAX,
+           line << m->c[ML_LLC].line_shift, now, UINT64_MAX, false, false);
+  resched(m, ch);
+}
+
+/* Pick the best schedulable request of a queue at t: row hits first, then oldest. */
+static mem_dreq *pick(mem_sys *m, uint32_t ch, mem_dreq *q, uint32_t n, uint64_t t) {
+  const dram_config *d = &m->cfg->dram;
+  mem_dreq *best = NULL;
+  bool best_hit = false;
+  for (uint32_t i = 0, seen = 0; seen < n; i++) {
+    mem_dreq *r = &q[i];
+    if (!r->valid) continue;
+    seen++;
+    if (ready_at(m, ch, r) > t) continue;
+    bool hit = m->bank[ch * d->banks + r->bank].open_row == r->row;
+    if (!best || (hit && !best_hit) || (hit == best_hit && r->seq < best->seq)) {
+      best = r;
+      best_hit = hit;
+    }
+  }
+  return best;
+}
+
+static void chan_run(mem_sys *m, uint32_t ch, uint64_t t) {
+  const dram_config *d = &m->cfg->dram;
+  mem_dreq *rq = &m->rq[ch * d->queue], *wq = &m->wq[ch * d->queue];
+  for (;;) {
+    bool drain = m->chan[ch].nwrite * 4 >= d->queue * 3;
+    mem_dreq *r = NULL;
+    bool is_write = false;
+    if (drain) {
+      r = pick(m, ch, wq, m->chan[ch].nwrite, t);
+      is_write = r != NULL;
+    }
+    if (!r) r = pick(m, ch, rq, m->chan[ch].nread, t);
+    if (!r && !drain && m->chan[ch].nwrite) {
+      r = pick(m, ch, wq, m->chan[ch].nwrite, t);
+      is_write = r != NULL;
+    }
+    if (!r) break;
+    uint32_t slot = slot_of(m, ch, r, is_write);
+    uint32_t mshr = r->mshr;
+    uint64_t fid = r->fid, line = r->line;
+    bool wp = r->wrong_path, pf = r->prefetch;
+    uint64_t end = issue(m, ch, r, t, is_write);
+    mem_emit(m, MEV_DRAM_DEQ, ML_DRAM,
+             MEM_RID(ML_DRAM, MRK_QUEUE, ch * 1000 + (is_write ? 500 : 0) + slot), fid,
+             line << m->c[ML_LLC].line_shift, t, UINT64_MAX, wp, pf);
+    if (!is_write) mem_llc_fill_known(m, mshr, end + d->base_latency);
+  }
+  resched(m, ch);
+}
+
+void mem_dram_run(mem_sys *m, uint64_t t) {
+  for (uint32_t c = 0; c < m->cfg->dram.channels; c++)
+    if (m->chan[c].next_sched <= t) chan_run(m, c, m->chan[c].next_sched);
+}

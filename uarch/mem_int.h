@@ -1,0 +1,238 @@
+/* mem_int.h — private layouts of the memory hierarchy, shared by memsys.c and its parts
+ * (mem_repl.c replacement policies, mem_pf.c prefetchers, mem_dram.c DRAM, mem_stats.c). */
+#ifndef WHATIF_MEM_INT_H
+#define WHATIF_MEM_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "memsys.h"
+
+/* Levels, in mem_event.level numbering. The four caches are 0..3. */
+enum { ML_L1I = 0, ML_L1D = 1, ML_L2 = 2, ML_LLC = 3, ML_DRAM = 4, ML_TLB = 5, ML_NCACHE = 4 };
+
+/* Resource-id kinds (rid = level * 1e6 + kind * 1e5 + entry, see mem_rid_name). */
+enum {
+  MRK_MSHR = 0,  /* entry = MSHR index */
+  MRK_SET = 1,   /* entry = set index */
+  MRK_QUEUE = 2, /* DRAM: entry = channel * 1000 + slot (reads; writes at slot + 500) */
+  MRK_BANK = 3,  /* DRAM: entry = channel * 1000 + bank */
+  MRK_BUS = 4,   /* DRAM: entry = channel */
+  MRK_TLB = 5,   /* TLB: entry = 0 ITLB, 1 DTLB, 2 STLB */
+  MRK_PORT = 6,  /* a cache level's access port (bandwidth) */
+};
+#define MEM_RID(level, kind, entry) \
+  ((uint32_t)(level) * 1000000u + (uint32_t)(kind) * 100000u + (uint32_t)(entry))
+
+/* ---- cache lines --------------------------------------------------------------------------
+ * A line is one 64-bit tag word: (line address << MT_SHIFT) | flags. Line addresses are byte
+ * addresses >> log2(line bytes), so they fit with room to spare. */
+#define MT_VALID 1u
+#define MT_DIRTY 2u
+#define MT_PF 4u      /* brought in by this level's prefetcher and not yet used by a demand access */
+#define MT_SHIFT 3
+#define MT_FLAGS ((1u << MT_SHIFT) - 1)
+
+/* One miss-status holding register. MSHRs of consecutive levels for the same line form a
+ * chain: an upper MSHR marked `chained` is filled (recursively, same cycle) when the lower
+ * level's MSHR for that line fills. Exactly one MSHR per chain (the deepest) owns a FILL
+ * event, or, at the LLC, a DRAM read. */
+typedef struct mem_mshr {
+  uint64_t line;        /* line address */
+  uint64_t fid;         /* first demand requester's flow (UINT64_MAX for a prefetch) */
+  uint64_t trig_fid;    /* prefetch: the flow whose access triggered it */
+  uint64_t alloc;       /* cycle allocated */
+  uint64_t demand_at;   /* cycle the first demand request arrived (miss latency) */
+  uint64_t fill;        /* cycle the data arrives here; UINT64_MAX until known */
+  int32_t wait_head;    /* first core waiter (L1 levels), -1 when none */
+  uint8_t busy;
+  uint8_t chained;      /* filled by the next level's MSHR for the same line */
+  uint8_t pf;           /* 0 demand, 1 this level's prefetch, 2 on behalf of an upper prefetch */
+  uint8_t wrong_path;   /* allocated by a wrong-path request */
+  uint8_t dirty;        /* a store is waiting: install the line dirty */
+  uint8_t primary;      /* allocated by a demand miss: its fill adds to miss_latency_sum */
+  uint8_t pad[2];
+} mem_mshr;
+
+/* A core request waiting (MEM_PENDING) on an L1 MSHR. */
+typedef struct mem_waiter {
+  uint32_t tag;
+  int32_t next;         /* next waiter of the same MSHR or of the free list; -1 ends */
+} mem_waiter;
+
+/* Per-level scalar state (lives in the copied state block). */
+typedef struct mem_lstate {
+  uint64_t port_cycle;  /* cycle of the current port reservation */
+  uint32_t port_used;   /* accesses accepted in port_cycle */
+  uint32_t stamp;       /* replacement clock (LRU stamps) */
+  uint32_t mshr_used;   /* busy MSHRs */
+  int32_t wait_free;    /* head of the free waiter list, -1 when exhausted */
+} mem_lstate;
+
+/* Pending internal events: a FILL of MSHR idx at level. Ordered by (cycle, seq). */
+typedef struct mem_ev {
+  uint64_t cycle;
+  uint64_t seq;
+  uint32_t level;
+  uint32_t idx;
+} mem_ev;
+
+/* ---- DRAM ---------------------------------------------------------------------------------- */
+
+typedef struct mem_dreq {
+  uint64_t line;        /* line address */
+  uint64_t arrive;      /* cycle the request reaches the controller */
+  uint64_t seq;         /* arrival order (FCFS tie-break) */
+  uint64_t fid;
+  uint64_t row;         /* decoded row */
+  uint32_t bank;        /* decoded bank within the channel */
+  uint32_t mshr;        /* LLC MSHR to fill (reads) */
+  uint8_t valid;
+  uint8_t wrong_path;
+  uint8_t prefetch;
+  uint8_t pad[5];
+} mem_dreq;
+
+typedef struct mem_bank {
+  uint64_t ready;       /* cycle the bank accepts its next command */
+  uint64_t open_row;    /* UINT64_MAX when precharged */
+} mem_bank;
+
+typedef struct mem_chan {
+  uint64_t bus_free;    /* cycle the data bus is next free */
+  uint64_t next_sched;  /* cycle the scheduler must run next; UINT64_MAX when idle */
+  uint32_t nread, nwrite;
+} mem_chan;
+
+/* ---- TLB ---------------------------------------------------------------------------------- */
+
+typedef struct mem_tlb {
+  const tlb_config *cfg;
+  uint32_t sets, ways;
+  uint64_t *tags;       /* page number + 1; 0 = invalid */
+  uint32_t *stamp;      /* LRU stamps */
+} mem_tlb;
+
+/* ---- the whole state block (copied by mem_copy) -------------------------------------------- */
+
+typedef struct mem_state {
+  mem_level_stats stats[ML_NCACHE];
+  mem_dram_stats dram;
+  mem_tlb_stats tlb[3];
+  mem_lstate lv[ML_NCACHE];
+  uint64_t seq;         /* event / DRAM arrival sequence counter */
+  uint32_t nheap;       /* events in the heap */
+  uint32_t tlb_clock;   /* TLB LRU clock */
+  uint64_t l1_bw_cycle[2]; /* L1I/L1D: the cycle counted in l1_bw_used */
+  uint32_t l1_bw_used[2];
+  uint64_t dram_next;   /* min over channels of next_sched (UINT64_MAX when idle) */
+  uint64_t tlb_last[3]; /* page + 1 of the last lookup per TLB: it is present and MRU */
+} mem_state;
+
+typedef struct mem_cache mem_cache;
+
+/* Replacement policy: a table of functions over the per-line `repl` word of a set. */
+typedef struct mem_repl_ops {
+  const char *name;
+  void (*hit)(mem_cache *c, uint32_t set, uint32_t way);
+  void (*fill)(mem_cache *c, uint32_t set, uint32_t way, bool prefetch);
+  /* Choose a victim among the (all valid) ways of set. */
+  uint32_t (*victim)(mem_cache *c, uint32_t set);
+} mem_repl_ops;
+
+/* What a prefetcher is told about one demand access at its level. */
+typedef struct mem_pf_access {
+  uint64_t addr;        /* byte address */
+  uint64_t line;        /* line address */
+  uint64_t pc;
+  bool hit;             /* hit at this level */
+  bool pf_hit;          /* first demand hit on a line this prefetcher brought in */
+  uint8_t type;         /* MREQ_* */
+} mem_pf_access;
+
+/* Prefetcher: a table of functions over a fixed-size state region (in the state block). */
+typedef struct mem_pf_ops {
+  const char *name;
+  size_t (*state_bytes)(const cache_config *cfg);
+  void (*init)(void *st, const cache_config *cfg);
+  /* Train on one access; write up to max candidate line addresses into out; return count. */
+  uint32_t (*train)(void *st, const cache_config *cfg, uint32_t line_shift,
+                    const mem_pf_access *a, uint64_t *out, uint32_t max);
+} mem_pf_ops;
+
+#define MEM_PF_MAX 32        /* candidates per trigger (pf_degree is capped to this) */
+#define MEM_PFVICT 64        /* evicted-by-prefetch filter entries per level (pollution stat) */
+#define MEM_WAIT_PER_MSHR 32 /* core waiters per L1 MSHR, pooled */
+
+struct mem_cache {
+  const cache_config *cfg;
+  int level;
+  uint32_t sets, ways, set_mask, line_shift;
+  uint64_t *tags;       /* sets * ways tag words */
+  uint32_t *repl;       /* sets * ways replacement words */
+  mem_mshr *mshr;       /* cfg->mshrs */
+  uint64_t *mline;      /* cfg->mshrs: line + 1 of each busy MSHR, 0 when free (fast search) */
+  mem_waiter *waiters;  /* L1 levels: cfg->mshrs * MEM_WAIT_PER_MSHR */
+  uint64_t *pfvict;     /* MEM_PFVICT lines (+1) evicted by prefetch fills */
+  void *pf_state;
+  mem_lstate *ls;       /* = &state->lv[level] */
+  mem_level_stats *stats;
+  const mem_repl_ops *repl_ops;
+  const mem_pf_ops *pf_ops;
+};
+
+struct mem_sys {
+  const mem_config *cfg;
+  mem_done_fn done;
+  void *done_ctx;
+  mem_event_fn obs;
+  void *obs_ctx;
+  bool perfect[MREQ_NUM];
+  /* Everything below points into blk; mem_copy copies blk. */
+  uint8_t *blk;
+  size_t blk_bytes;
+  mem_state *st;
+  mem_cache c[ML_NCACHE];
+  mem_tlb tlb[3];
+  mem_ev *heap;
+  uint32_t heap_cap;
+  mem_chan *chan;
+  mem_bank *bank;       /* channels * banks */
+  mem_dreq *rq, *wq;    /* channels * queue each */
+  uint32_t lines_per_row;
+  uint32_t page_shift;  /* log2(page_bytes) */
+};
+
+/* mem_repl.c */
+extern const mem_repl_ops *const mem_repl_table[REPL_NUM];
+extern const char *const mem_repl_names[REPL_NUM + 1];
+/* mem_pf.c */
+extern const mem_pf_ops *const mem_pf_table[PF_NUM];
+extern const char *const mem_pf_names[PF_NUM + 1];
+
+/* mem_dram.c */
+/* Reset the DRAM state (channels, banks, queues) to idle. */
+void mem_dram_init(mem_sys *m);
+bool mem_dram_can_read(const mem_sys *m, uint64_t line);
+/* Queue a read for LLC MSHR `mshr`, reaching the controller at `arrive`. */
+void mem_dram_read(mem_sys *m, uint64_t line, uint64_t arrive, uint32_t mshr, uint64_t fid,
+                   bool wrong_path, bool prefetch, uint64_t now);
+/* Queue a write-back of line at cycle now (never blocks: a full write queue drains). */
+void mem_dram_write(mem_sys *m, uint64_t line, uint64_t now);
+/* Earliest scheduling cycle over all channels (UINT64_MAX when idle). */
+static inline uint64_t mem_dram_next(const mem_sys *m) { return m->st->dram_next; }
+/* Run the scheduler of every channel whose next_sched is <= t. */
+void mem_dram_run(mem_sys *m, uint64_t t);
+
+/* memsys.c, for mem_dram.c: the DRAM read for LLC MSHR idx was scheduled; its data reaches
+ * the LLC at `fill`. */
+void mem_llc_fill_known(mem_sys *m, uint32_t idx, uint64_t fill);
+/* Emit an observer event (cheap no-op without an observer). */
+static inline void mem_emit(const mem_sys *m, int kind, int level, uint32_t rid, uint64_t fid,
+                            uint64_t addr, uint64_t cycle, uint64_t other, bool wp, bool pf) {
+  if (!m->obs) return;
+  mem_event e = {(uint8_t)kind, (uint8_t)level, (uint8_t)wp, (uint8_t)pf, rid, fid, addr, cycle, other};
+  m->obs(m->obs_ctx, &e);
+}
+
+#endif

@@ -1,0 +1,1031 @@
+/* memsys.c — the memory hierarchy: set-associative non-blocking caches with MSHRs, write-back
+ * and (non-)inclusive LLC, prefetcher hooks, TLBs, and the event queue that drives fills;
+ * DRAM lives in mem_dram.c, policies in mem_repl.c and mem_pf.c, reports in mem_stats.c.
+ *
+ * Latency model (all in core cycles, load-to-use from the cycle of the request):
+ *   L1 hit          l1.latency
+ *   L2 hit          l2.latency             (the L1 miss holds an L1 MSHR until then)
+ *   LLC hit         llc.latency
+ *   DRAM            llc.latency + DRAM queueing + row timing + burst + dram.base_latency
+ *   + port queueing at L2/LLC when more than `bandwidth` requests arrive in one cycle
+ *   + TLB: an L1 TLB miss adds stlb.latency, an STLB miss additionally walk_latency (a fixed
+ *     page-walk time; the walk's own memory accesses are not modelled).
+ * Inclusion: an inclusive LLC is filled with every line coming from memory and, when it evicts
+ * a line, invalidates the L1/L2 copies (dirty ones go to DRAM). A non-inclusive LLC (Intel
+ * since Skylake-SP) is filled with L2 victims, clean or dirty; memory fills go to the L2 and
+ * L1 only. L1 and L2 are non-inclusive of each other (an L1 miss fills both).
+ * Lower levels are looked up when the miss is accepted (eagerly): an L1 miss that hits the L2
+ * knows its fill cycle at once (MEM_DONE); only misses that reach DRAM are MEM_PENDING until
+ * the DRAM scheduler issues them. MSHRs of consecutive levels for one line form a chain that
+ * fills in the same cycle (see mem_int.h).
+ *
+ * All mutable state lives in one block (mem_state + arrays) that mem_copy copies with one
+ * memcpy; nothing is allocated after mem_new.
+ *
+ * Golden Cove / Sapphire Rapids defaults, ready to paste into a machine configuration
+ * (cycles assume a 3.0 GHz core clock, SPR's all-core turbo; rescale the DRAM and LLC
+ * figures for another clock):
+ *
+ *   mem = {
+ *     l1i = { size = 32768, ways = 8, line = 64,  -- GLC L1I 32 KiB 8-way (Intel optimization
+ *             latency = 4,                        -- manual, Golden Cove section); latency and
+ *             mshrs = 16, bandwidth = 1,          -- MSHRs not published: assumed (set latency
+ *             replacement = "lru",                -- to 1 if the front-end pipeline already
+ *             prefetcher = "next_line", pf_degree = 2, inclusive = false },  -- counts it)
+ *     l1d = { size = 49152, ways = 12, line = 64, -- GLC L1D 48 KiB 12-way, 5-cycle load-to-use
+ *             latency = 5, mshrs = 16,            -- (Intel opt. manual; Chips and Cheese "Popping
+ *             bandwidth = 5,                      -- the Hood on Golden Cove"); 16 fill buffers;
+ *             replacement = "lru",                -- 3 loads + 2 stores per cycle
+ *             prefetcher = "ip_stride", pf_degree = 2, inclusive = false }, -- DCU IP prefetcher
+ *     l2  = { size = 2097152, ways = 16, line = 64, -- SPR L2 2 MiB 16-way (Intel SPR
+ *             latency = 16, mshrs = 48,           -- disclosures); ~16 cycles (Chips and Cheese
+ *             bandwidth = 1,                      -- "Sapphire Rapids: Golden Cove Hits
+ *             replacement = "lru",                -- Servers"); 48 outstanding misses (Intel
+ *             prefetcher = "stream", pf_degree = 8, inclusive = false }, -- Architecture Day
+ *                                                 -- 2021); 64 B/cycle; L2 streamer
+ *     llc = { size = 1966080, ways = 15, line = 64, -- one SPR LLC slice: 1.875 MiB, 15-way,
+ *             latency = 100, mshrs = 64,          -- non-inclusive (Intel SPR disclosures);
+ *             bandwidth = 1, replacement = "lru", -- ~33 ns ≈ 100 cycles (Chips and Cheese
+ *             prefetcher = "none", pf_degree = 0, -- SPR article, approx.); MSHRs assumed.
+ *             inclusive = false },                -- Non-inclusive: filled with L2 victims.
+ *                          -- Intel's LLC policy is adaptive (RRIP-like since Ivy Bridge, H. Wong
+ *                          -- 2013) but unpublished; plain SRRIP on a victim-filled LLC evicts
+ *                          -- fresh victims before their one reuse (a 3 MiB chase: 42% DRAM
+ *                          -- reads with SRRIP, 0.1% with LRU), so LRU is the neutral default.
+ *                                                 -- (H. Wong, "Intel Ivy Bridge cache
+ *                                                 -- replacement policy", 2013)
+ *     itlb = { entries = 256, ways = 8, latency = 0 },   -- GLC ITLB 256 x 4 KiB (opt. manual)
+ *     dtlb = { entries = 96, ways = 6, latency = 0 },    -- GLC load DTLB 96 entries (Intel
+ *                                                        -- Architecture Day 2021); ways assumed
+ *     stlb = { entries = 2048, ways = 16, latency = 7 }, -- GLC STLB 2048 entries; ~7-cycle hit
+ *                                                        -- (7-cpu.com, Skylake-class); ways assumed
+ *     page_bytes = 4096,
+ *     walk_latency = 30,       -- page walk with paging-structure-cache hits (assumed, 7-cpu.com
+ *                              -- reports 20-35 cycles on recent Intel cores)
+ *     dram = { channels = 4,   -- two DDR5-4800 channels = four 32-bit sub-channels (SPR has
+ *                              -- 8 channels per socket; one core sees a share)
+ *              banks = 32,     -- DDR5: 8 bank groups x 4 banks (JESD79-5)
+ *              row_bytes = 4096, -- 4 x8 devices per sub-channel x 1 KiB page
+ *              t_cas = 50, t_rcd = 49, t_rp = 49, -- DDR5-4800B CL40-39-39 at 2400 MHz
+ *                              -- (16.7/16.3/16.3 ns) in 3.0 GHz cycles
+ *              t_burst = 10,   -- BL16 x 32 bits = 64 B in 3.33 ns
+ *              queue = 32,     -- read (and write) queue entries per channel (assumed)
+ *              base_latency = 120 }, -- controller + mesh: makes an idle row-miss load total
+ *                              -- ~330 cycles ≈ 110 ns, SPR's measured idle DRAM latency
+ *                              -- (Chips and Cheese SPR article, approx.)
+ *   }
+ */
+#include "memsys.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mem_int.h"
+
+#define UNKNOWN UINT64_MAX
+
+/* ---- configuration ------------------------------------------------------------------------ */
+
+#define CF(f) offsetof(cache_config, f)
+static const param_desc cache_params[] = {
+    {"size", P_U32, CF(size), 256, 2147483648.0, "bytes", "capacity", NULL, NULL, NULL},
+    {"ways", P_U32, CF(ways), 1, 64, "ways", "associativity", NULL, NULL, NULL},
+    {"line", P_U32, CF(line), 16, 4096, "bytes", "line size (the same at every level)", NULL, NULL, NULL},
+    {"latency", P_U32, CF(latency), 1, 100000, "cycles", "load-to-use latency of a hit at this level", NULL, NULL, NULL},
+    {"mshrs", P_U32, CF(mshrs), 1, 4096, "entries", "miss-status holding registers (fill buffers at L1)", NULL, NULL, NULL},
+    {"bandwidth", P_U32, CF(bandwidth), 0, 64, "accesses/cycle", "requests accepted per cycle (0 = unlimited)", NULL, NULL, NULL},
+    {"replacement", P_ENUM, CF(replacement), 0, 0, NULL, "replacement policy", mem_repl_names, NULL, NULL},
+    {"prefetcher", P_ENUM, CF(prefetcher), 0, 0, NULL, "prefetcher trained at this level", mem_pf_names, NULL, NULL},
+    {"pf_degree", P_U32, CF(pf_degree), 0, MEM_PF_MAX, "lines", "lines (or strides) fetched ahead per trigger", NULL, NULL, NULL},
+    {"inclusive", P_BOOL, CF(inclusive), 0, 0, NULL, "LLC only: true = filled from memory, back-invalidates L1/L2 copies on eviction; false = filled with L2 victims", NULL, NULL, NULL},
+};
+static const param_table cache_table = PARAM_TABLE("cache", cache_params);
+
+#define TF(f) offsetof(tlb_config, f)
+static const param_desc tlb_params[] = {
+    {"entries", P_U32, TF(entries), 1, 1048576, "entries", "translations held", NULL, NULL, NULL},
+    {"ways", P_U32, TF(ways), 1, 64, "ways", "associativity", NULL, NULL, NULL},
+    {"latency", P_U32, TF(latency), 0, 100000, "cycles", "extra cycles on a hit at this level (0 for L1 TLBs)", NULL, NULL, NULL},
+};
+static const param_table tlb_table = PARAM_TABLE("tlb", tlb_params);
+
+#define DF(f) offsetof(dram_config, f)
+static const param_desc dram_params[] = {
+    {"channels", P_U32, DF(channels), 1, 64, "channels", "independent channels (lines interleave across them)", NULL, NULL, NULL},
+    {"banks", P_U32, DF(banks), 1, 256, "banks", "banks per channel", NULL, NULL, NULL},
+    {"row_bytes", P_U32, DF(row_bytes), 64, 1048576, "bytes", "row-buffer (page) size per bank", NULL, NULL, NULL},
+    {"t_cas", P_U32, DF(t_cas), 0, 100000, "cycles", "column access (read command to data)", NULL, NULL, NULL},
+    {"t_rcd", P_U32, DF(t_rcd), 0, 100000, "cycles", "activate to column command", NULL, NULL, NULL},
+    {"t_rp", P_U32, DF(t_rp), 0, 100000, "cycles", "precharge (closing an open row)", NULL, NULL, NULL},
+    {"t_burst", P_U32, DF(t_burst), 1, 100000, "cycles", "data-bus cycles per line: the bandwidth limit", NULL, NULL, NULL},
+    {"queue", P_U32, DF(queue), 1, 256, "entries", "read-queue (and write-queue) entries per channel", NULL, NULL, NULL},
+    {"base_latency", P_U32, DF(base_latency), 0, 100000, "cycles", "fixed controller and interconnect overhead", NULL, NULL, NULL},
+};
+static const param_table dram_table = PARAM_TABLE("dram", dram_params);
+
+#define MF(f) offsetof(mem_config, f)
+static const param_desc mem_params[] = {
+    {"l1i", P_TABLE, MF(l1i), 0, 0, NULL, "L1 instruction cache", NULL, &cache_table, NULL},
+    {"l1d", P_TABLE, MF(l1d), 0, 0, NULL, "L1 data cache", NULL, &cache_table, NULL},
+    {"l2", P_TABLE, MF(l2), 0, 0, NULL, "unified L2 cache", NULL, &cache_table, NULL},
+    {"llc", P_TABLE, MF(llc), 0, 0, NULL, "last-level cache", NULL, &cache_table, NULL},
+    {"itlb", P_TABLE, MF(itlb), 0, 0, NULL, "instruction TLB", NULL, &tlb_table, NULL},
+    {"dtlb", P_TABLE, MF(dtlb), 0, 0, NULL, "data TLB", NULL, &tlb_table, NULL},
+    {"stlb", P_TABLE, MF(stlb), 0, 0, NULL, "second-level (shared) TLB", NULL, &tlb_table, NULL},
+    {"page_bytes", P_U32, MF(page_bytes), 4096, 1073741824.0, "bytes", "page size", NULL, NULL, NULL},
+    {"walk_latency", P_U32, MF(walk_latency), 0, 100000, "cycles", "page walk after an STLB miss", NULL, NULL, NULL},
+    {"dram", P_TABLE, MF(dram), 0, 0, NULL, "main memory", NULL, &dram_table, NULL},
+};
+const param_table mem_param_table = PARAM_TABLE("mem", mem_params);
+
+void mem_config_default(mem_config *cfg) {
+  memset(cfg, 0, sizeof *cfg);
+  /* Values and sources: see the `mem = {...}` block at the top of this file. */
+  cfg->l1i = (cache_config){32768, 8, 64, 4, 16, 1, REPL_LRU, PF_NEXT_LINE, 2, false};
+  cfg->l1d = (cache_config){49152, 12, 64, 5, 16, 5, REPL_LRU, PF_IP_STRIDE, 2, false};
+  cfg->l2 = (cache_config){2097152, 16, 64, 16, 48, 1, REPL_LRU, PF_STREAM, 8, false};
+  cfg->llc = (cache_config){1966080, 15, 64, 100, 64, 1, REPL_LRU, PF_NONE, 0, false};
+  cfg->itlb = (tlb_config){256, 8, 0};
+  cfg->dtlb = (tlb_config){96, 6, 0};
+  cfg->stlb = (tlb_config){2048, 16, 7};
+  cfg->page_bytes = 4096;
+  cfg->walk_latency = 30;
+  cfg->dram = (dram_config){.channels = 4, .banks = 32, .row_bytes = 4096, .t_cas = 50,
+                            .t_rcd = 49, .t_rp = 49, .t_burst = 10, .queue = 32,
+                            .base_latency = 120};
+}
+
+static bool is_pow2(uint64_t x) { return x && !(x & (x - 1)); }
+
+static unsigned log2u(uint64_t x) {
+  unsigned n = 0;
+  while (x > 1) {
+    x >>= 1;
+    n++;
+  }
+  return n;
+}
+
+static const char *const level_key[ML_NCACHE] = {"l1i", "l1d", "l2", "llc"};
+
+static wi_rc check_cache(const cache_config *c, const char *name, uint32_t line, wi_err *err) {
+  if (!c->ways || !c->line || !c->mshrs)
+    return wi_fail(err, WI_EINVAL, "mem.%s: ways, line and mshrs must be positive", name);
+  if (!is_pow2(c->line))
+    return wi_fail(err, WI_EINVAL, "mem.%s.line = %u is not a power of two", name, c->line);
+  if (c->line != line)
+    return wi_fail(err, WI_EINVAL, "mem.%s.line = %u differs from mem.l1d.line = %u (one line size for all levels)",
+                   name, c->line, line);
+  uint64_t per_set = (uint64_t)c->ways * c->line;
+  if (c->size % per_set)
+    return wi_fail(err, WI_EINVAL, "mem.%s.size = %u is not a multiple of ways x line = %llu", name,
+                   c->size, (unsigned long long)per_set);
+  uint64_t sets = c->size / per_set;
+  if (!is_pow2(sets))
+    return wi_fail(err, WI_EINVAL, "mem.%s: %llu sets (size / (ways x line)) is not a power of two", name,
+                   (unsigned long long)sets);
+  if (sets >= 100000)
+    return wi_fail(err, WI_EINVAL, "mem.%s: %llu sets exceeds 99999 (resource-id encoding)", name,
+                   (unsigned long long)sets);
+  if (c->replacement < 0 || c->replacement >= REPL_NUM)
+    return wi_fail(err, WI_EINVAL, "mem.%s.replacement = %d is not a policy", name, c->replacement);
+  if (c->prefetcher < 0 || c->prefetcher >= PF_NUM)
+    return wi_fail(err, WI_EINVAL, "mem.%s.prefetcher = %d is not a prefetcher", name, c->prefetcher);
+  if (c->pf_degree > MEM_PF_MAX)
+    return wi_fail(err, WI_EINVAL, "mem.%s.pf_degree = %u exceeds %d", name, c->pf_degree, MEM_PF_MAX);
+  if (c->mshrs >= 100000)
+    return wi_fail(err, WI_EINVAL, "mem.%s.mshrs = %u exceeds 99999", name, c->mshrs);
+  return WI_OK;
+}
+
+static wi_rc check_tlb(const tlb_config *t, const char *name, wi_err *err) {
+  if (!t->entries || !t->ways || t->entries % t->ways)
+    return wi_fail(err, WI_EINVAL, "mem.%s.entries = %u is not a positive multiple of ways = %u", name,
+                   t->entries, t->ways);
+  if (!is_pow2(t->entries / t->ways))
+    return wi_fail(err, WI_EINVAL, "mem.%s: %u sets (entries / ways) is not a power of two", name,
+                   t->entries / t->ways);
+  return WI_OK;
+}
+
+wi_rc mem_config_check(const mem_config *cfg, wi_err *err) {
+  const cache_config *cc[ML_NCACHE] = {&cfg->l1i, &cfg->l1d, &cfg->l2, &cfg->llc};
+  for (int i = 0; i < ML_NCACHE; i++) {
+    wi_rc rc = check_cache(cc[i], level_key[i], cfg->l1d.line, err);
+    if (rc) return rc;
+  }
+  if (cfg->l1i.inclusive || cfg->l1d.inclusive || cfg->l2.inclusive)
+    return wi_fail(err, WI_EINVAL, "mem: `inclusive` is only supported at the llc level");
+  wi_rc rc;
+  if ((rc = check_tlb(&cfg->itlb, "itlb", err)) || (rc = check_tlb(&cfg->dtlb, "dtlb", err)) ||
+      (rc = check_tlb(&cfg->stlb, "stlb", err)))
+    return rc;
+  if (!is_pow2(cfg->page_bytes) || cfg->page_bytes < cfg->l1d.line)
+    return wi_fail(err, WI_EINVAL, "mem.page_bytes = %u is not a power of two >= the line size", cfg->page_bytes);
+  const dram_config *d = &cfg->dram;
+  if (!d->channels || !d->banks || !d->queue || !d->t_burst)
+    return wi_fail(err, WI_EINVAL, "mem.dram: channels, banks, queue and t_burst must be positive");
+  if (d->row_bytes % cfg->l1d.line || d->row_bytes < cfg->l1d.line)
+    return wi_fail(err, WI_EINVAL, "mem.dram.row_bytes = %u is not a multiple of the line size %u",
+                   d->row_bytes, cfg->l1d.line);
+  if (d->queue >= 500 || d->banks >= 1000 || d->channels >= 1000)
+    return wi_fail(err, WI_EINVAL, "mem.dram: queue < 500, banks and channels < 1000 (resource ids)");
+  return WI_OK;
+}
+
+uint32_t mem_line_bytes(const mem_config *cfg) { return cfg->l1d.line; }
+
+/* ---- creation, copy ---------------------------------------------------------------------- */
+
+/* Reserve n bytes (64-byte aligned) in the block layout; returns the offset. */
+static size_t lay(size_t *off, size_t n) {
+  size_t o = (*off + 63) & ~(size_t)63;
+  *off = o + n;
+  return o;
+}
+
+static const cache_config *level_cfg(const mem_config *cfg, int l) {
+  return l == ML_L1I ? &cfg->l1i : l == ML_L1D ? &cfg->l1d : l == ML_L2 ? &cfg->l2 : &cfg->llc;
+}
+
+/* Lay out (blk == NULL: only measure) and point every array of m into blk. */
+static size_t layout(mem_sys *m, uint8_t *blk) {
+  const mem_config *cfg = m->cfg;
+  size_t off = 0, o;
+#define PLACE(ptr, n)                      \
+  do {                                     \
+    o = lay(&off, (n));                    \
+    if (blk) (ptr) = (void *)(blk + o);    \
+  } while (0)
+  PLACE(m->st, sizeof(mem_state));
+  uint32_t total_mshrs = 0;
+  for (int l = 0; l < ML_NCACHE; l++) {
+    mem_cache *c = &m->c[l];
+    const cache_config *cc = level_cfg(cfg, l);
+    c->cfg = cc;
+    c->level = l;
+    c->ways = cc->ways;
+    c->sets = cc->size / (cc->ways * cc->line);
+    c->set_mask = c->sets - 1;
+    c->line_shift = log2u(cc->line);
+    size_t lines = (size_t)c->sets * c->ways;
+    PLACE(c->tags, lines * sizeof(uint64_t));
+    PLACE(c->repl, lines * sizeof(uint32_t));
+    PLACE(c->mshr, cc->mshrs * sizeof(mem_mshr));
+    PLACE(c->mline, cc->mshrs * sizeof(uint64_t));
+    total_mshrs += cc->mshrs;
+    if (l <= ML_L1D) PLACE(c->waiters, (size_t)cc->mshrs * MEM_WAIT_PER_MSHR * sizeof(mem_waiter));
+    PLACE(c->pfvict, MEM_PFVICT * sizeof(uint64_t));
+    c->pf_ops = mem_pf_table[cc->prefetcher];
+    c->repl_ops = mem_repl_table[cc->replacement];
+    if (c->pf_ops) PLACE(c->pf_state, c->pf_ops->state_bytes(cc));
+    if (blk) {
+      c->ls = &m->st->lv[l];
+      c->stats = &m->st->stats[l];
+    }
+  }
+  const tlb_config *tc[3] = {&cfg->itlb, &cfg->dtlb, &cfg->stlb};
+  for (int i = 0; i < 3; i++) {
+    mem_tlb *t = &m->tlb[i];
+    t->cfg = tc[i];
+    t->ways = tc[i]->ways;
+    t->sets = tc[i]->entries / tc[i]->ways;
+    PLACE(t->tags, tc[i]->entries * sizeof(uint64_t));
+    PLACE(t->stamp, tc[i]->entries * sizeof(uint32_t));
+  }
+  m->heap_cap = total_mshrs; /* at most one FILL event per busy MSHR */
+  PLACE(m->heap, m->heap_cap * sizeof(mem_ev));
+  const dram_config *d = &cfg->dram;
+  PLACE(m->chan, d->channels * sizeof(mem_chan));
+  PLACE(m->bank, (size_t)d->channels * d->banks * sizeof(mem_bank));
+  PLACE(m->rq, (size_t)d->channels * d->queue * sizeof(mem_dreq));
+  PLACE(m->wq, (size_t)d->channels * d->queue * sizeof(mem_dreq));
+  m->lines_per_row = d->row_bytes / cfg->l1d.line;
+  m->page_shift = log2u(cfg->page_bytes);
+#undef PLACE
+  return (off + 63) & ~(size_t)63;
+}
+
+static void reset_state(mem_sys *m) {
+  memset(m->blk, 0, m->blk_bytes);
+  for (int l = 0; l < ML_NCACHE; l++) {
+    mem_cache *c = &m->c[l];
+    for (uint32_t i = 0; i < c->cfg->mshrs; i++) c->mshr[i].wait_head = -1;
+    if (c->waiters) {
+      uint32_t n = c->cfg->mshrs * MEM_WAIT_PER_MSHR;
+      for (uint32_t i = 0; i < n; i++) c->waiters[i].next = i + 1 < n ? (int32_t)(i + 1) : -1;
+      c->ls->wait_free = 0;
+    } else {
+      c->ls->wait_free = -1;
+    }
+    if (c->pf_ops) c->pf_ops->init(c->pf_state, c->cfg);
+  }
+  m->st->l1_bw_cycle[0] = m->st->l1_bw_cycle[1] = UINT64_MAX;
+  mem_dram_init(m);
+}
+
+mem_sys *mem_new(const mem_config *cfg, mem_done_fn done, void *ctx) {
+  mem_sys *m = xcalloc(1, sizeof *m);
+  m->cfg = cfg;
+  m->done = done;
+  m->done_ctx = ctx;
+  m->blk_bytes = layout(m, NULL);
+  m->blk = aligned_alloc(64, m->blk_bytes);
+  if (!m->blk) wi_die(2, "out of memory allocating %zu bytes of memory-system state", m->blk_bytes);
+  layout(m, m->blk);
+  reset_state(m);
+  return m;
+}
+
+void mem_free(mem_sys *m) {
+  if (!m) return;
+  free(m->blk);
+  free(m);
+}
+
+void mem_copy(mem_sys *dst, const mem_sys *src) {
+  assert(dst->blk_bytes == src->blk_bytes);
+  memcpy(dst->blk, src->blk, src->blk_bytes);
+}
+
+size_t mem_state_bytes(const mem_sys *m) { return m->blk_bytes; }
+
+void mem_set_observer(mem_sys *m, mem_event_fn fn, void *ctx) {
+  m->obs = fn;
+  m->obs_ctx = ctx;
+}
+
+void mem_set_perfect(mem_sys *m, int type, bool on) {
+  if (type >= 0 && type < MREQ_NUM) m->perfect[type] = on;
+}
+
+void mem_stats_reset(mem_sys *m) {
+  memset(m->st->stats, 0, sizeof m->st->stats);
+  memset(&m->st->dram, 0, sizeof m->st->dram);
+  memset(m->st->tlb, 0, sizeof m->st->tlb);
+}
+
+/* ---- event heap (min on cycle, then seq) ------------------------------------------------- */
+
+static inline bool ev_less(const mem_ev *a, const mem_ev *b) {
+  return a->cycle < b->cycle || (a->cycle == b->cycle && a->seq < b->seq);
+}
+
+static void heap_push(mem_sys *m, int level, uint32_t idx, uint64_t cycle) {
+  mem_state *st = m->st;
+  assert(st->nheap < m->heap_cap);
+  uint32_t i = st->nheap++;
+  mem_ev e = {cycle, st->seq++, (uint32_t)level, idx};
+  while (i) {
+    uint32_t p = (i - 1) / 2;
+    if (!ev_less(&e, &m->heap[p])) break;
+    m->heap[i] = m->heap[p];
+    i = p;
+  }
+  m->heap[i] = e;
+}
+
+static mem_ev heap_pop(mem_sys *m) {
+  mem_state *st = m->st;
+  mem_ev top = m->heap[0], last = m->heap[--st->nheap];
+  uint32_t i = 0, n = st->nheap;
+  for (;;) {
+    uint32_t l = 2 * i + 1, r = l + 1, s = i;
+    const mem_ev *sv = &last;
+    if (l < n && ev_less(&m->heap[l], sv)) {
+      s = l;
+      sv = &m->heap[l];
+    }
+    if (r < n && ev_less(&m->heap[r], sv)) s = r;
+    if (s == i) break;
+    m->heap[i] = m->heap[s];
+    i = s;
+  }
+  if (n) m->heap[i] = last;
+  return top;
+}
+
+/* ---- caches and MSHRs -------------------------------------------------------------------- */
+
+static inline int next_level(int l) { return l == ML_L1I || l == ML_L1D ? ML_L2 : l + 1; }
+
+static inline int cache_find(const mem_cache *c, uint64_t line, uint32_t *set) {
+  uint32_t s = (uint32_t)(line & c->set_mask);
+  *set = s;
+  const uint64_t *t = &c->tags[(size_t)s * c->ways];
+  uint64_t key = (line << MT_SHIFT) | MT_VALID;
+  for (uint32_t w = 0; w < c->ways; w++)
+    if ((t[w] & ~(uint64_t)(MT_DIRTY | MT_PF)) == key) return (int)w;
+  return -1;
+}
+
+static inline int mshr_find(const mem_cache *c, uint64_t line) {
+  if (!c->ls->mshr_used) return -1;
+  const uint64_t *ml = c->mline;
+  for (uint32_t i = 0, n = c->cfg->mshrs; i < n; i++)
+    if (ml[i] == line + 1) return (int)i;
+  return -1;
+}
+
+/* MSHRs a request may use: prefetches leave an eighth of them to demand misses. */
+static inline uint32_t mshr_limit(const mem_cache *c, bool prefetch) {
+  uint32_t n = c->cfg->mshrs;
+  return prefetch ? n - (n >= 8 ? n / 8 : (n > 1 ? 1 : 0)) : n;
+}
+
+typedef struct req_info {
+  uint64_t fid, trig_fid, pc;
+  uint8_t wrong_path;
+  uint8_t pf;           /* 0 demand, 1 prefetch issued at the starting level */
+  uint8_t store;
+} req_info;
+
+static uint32_t mshr_alloc(mem_sys *m, int level, uint64_t line, const req_info *ri, uint8_t pf,
+                           uint64_t now) {
+  mem_cache *c = &m->c[level];
+  uint32_t i = 0;
+  while (c->mline[i]) i++;
+  assert(i < c->cfg->mshrs);
+  c->mline[i] = line + 1;
+  mem_mshr *ms = &c->mshr[i];
+  *ms = (mem_mshr){.line = line, .fid = pf ? UINT64_MAX : ri->fid, .trig_fid = ri->fid,
+                   .alloc = now, .demand_at = now, .fill = UNKNOWN, .wait_head = -1, .busy = 1,
+                   .pf = pf, .wrong_path = ri->wrong_path, .dirty = ri->store,
+                   .primary = pf == 0};
+  c->ls->mshr_used++;
+  mem_emit(m, MEV_MSHR_ALLOC, level, MEM_RID(level, MRK_MSHR, i), ms->fid, line << c->line_shift,
+           now, pf ? ri->fid : UINT64_MAX, ri->wrong_path, pf != 0);
+  return i;
+}
+
+/* Set a known fill cycle on every MSHR chained above (level, line). */
+static void propagate_fill(mem_sys *m, int level, uint64_t line, uint64_t fill) {
+  for (int u = ML_L1I; u < level; u++) {
+    if (next_level(u) != level) continue;
+    mem_cache *c = &m->c[u];
+    if (!c->ls->mshr_used) continue;
+    for (uint32_t i = 0; i < c->cfg->mshrs; i++) {
+      mem_mshr *ms = &c->mshr[i];
+      if (c->mline[i] == line + 1 && ms->chained) {
+        ms->fill = fill;
+        propagate_fill(m, u, line, fill);
+      }
+    }
+  }
+}
+
+static void cache_install(mem_sys *m, int level, uint64_t line, uint64_t t, bool dirty, bool pf,
+                          uint64_t fid);
+
+/* Write a dirty victim back into `level` (or DRAM): marks the copy there dirty, or allocates it. */
+static void writeback_to(mem_sys *m, int level, uint64_t line, uint64_t t) {
+  if (level == ML_DRAM) {
+    mem_dram_write(m, line, t);
+    return;
+  }
+  mem_cache *c = &m->c[level];
+  uint32_t set;
+  int w = cache_find(c, line, &set);
+  if (w >= 0) {
+    c->tags[(size_t)set * c->ways + (uint32_t)w] |= MT_DIRTY;
+    if (level == ML_LLC && !c->cfg->inclusive) c->repl_ops->hit(c, set, (uint32_t)w); /* see evict */
+  } else {
+    cache_install(m, level, line, t, true, false, UINT64_MAX);
+  }
+}
+
+/* Inclusive LLC: remove line from the inner levels (dirty copies go to DRAM). */
+static void back_invalidate(mem_sys *m, uint64_t line, uint64_t t) {
+  for (int l = ML_L1I; l <= ML_L2; l++) {
+    mem_cache *c = &m->c[l];
+    uint32_t set;
+    int w = cache_find(c, line, &set);
+    if (w < 0) continue;
+    uint64_t *tag = &c->tags[(size_t)set * c->ways + (uint32_t)w];
+    c->stats->evictions++;
+    mem_emit(m, MEV_EVICT, l, MEM_RID(l, MRK_SET, set), UINT64_MAX, line << c->line_shift, t,
+             UINT64_MAX, false, false);
+    if (*tag & MT_DIRTY) {
+      c->stats->writebacks++;
+      mem_emit(m, MEV_WRITEBACK, l, MEM_RID(l, MRK_SET, set), UINT64_MAX, line << c->line_shift, t,
+               UINT64_MAX, false, false);
+      mem_dram_write(m, line, t);
+    }
+    if (*tag & MT_PF) c->stats->pf_useless++;
+    *tag = 0;
+  }
+}
+
+/* Evict way w of set at level (fid: the flow whose fill needs the room). */
+static void evict(mem_sys *m, int level, uint32_t set, uint32_t w, uint64_t t, uint64_t fid,
+                  bool by_prefetch) {
+  mem_cache *c = &m->c[level];
+  uint64_t *tag = &c->tags[(size_t)set * c->ways + w];
+  uint64_t v = *tag, vline = v >> MT_SHIFT;
+  *tag = 0;
+  c->stats->evictions++;
+  mem_emit(m, MEV_EVICT, level, MEM_RID(level, MRK_SET, set), UINT64_MAX, vline << c->line_shift,
+           t, fid, false, by_prefetch);
+  if (v & MT_PF) c->stats->pf_useless++;
+  if (by_prefetch) c->pfvict[wi_mix64(vline) % MEM_PFVICT] = vline + 1;
+  if (v & MT_DIRTY) {
+    c->stats->writebacks++;
+    mem_emit(m, MEV_WRITEBACK, level, MEM_RID(level, MRK_SET, set), UINT64_MAX,
+             vline << c->line_shift, t, fid, false, false);
+    writeback_to(m, next_level(level), vline, t);
+  } else if (level == ML_L2 && !m->cfg->llc.inclusive) {
+    /* A non-inclusive LLC is filled with L2 victims, clean ones included; a victim it already
+     * holds counts as a recent use. */
+    mem_cache *llc = &m->c[ML_LLC];
+    uint32_t lset;
+    int lw = cache_find(llc, vline, &lset);
+    if (lw < 0) cache_install(m, ML_LLC, vline, t, false, false, fid);
+    else llc->repl_ops->hit(llc, lset, (uint32_t)lw);
+  }
+  if (level == ML_LLC && c->cfg->inclusive) back_invalidate(m, vline, t);
+}
+
+static void cache_install(mem_sys *m, int level, uint64_t line, uint64_t t, bool dirty, bool pf,
+                          uint64_t fid) {
+  mem_cache *c = &m->c[level];
+  uint32_t set = (uint32_t)(line & c->set_mask);
+  /* Only L2 and LLC receive write-backs, so only there can a fill find its line present. */
+  int w = level >= ML_L2 ? cache_find(c, line, &set) : -1;
+  uint64_t *tags = &c->tags[(size_t)set * c->ways];
+  if (w >= 0) { /* already here (a write-back raced the fill): merge the dirty bit */
+    if (dirty) tags[w] |= MT_DIRTY;
+    return;
+  }
+  uint32_t v = 0;
+  while (v < c->ways && (tags[v] & MT_VALID)) v++;
+  if (v == c->ways) {
+    v = c->repl_ops->victim(c, set);
+    evict(m, level, set, v, t, fid, pf);
+  }
+  tags[v] = (line << MT_SHIFT) | MT_VALID | (dirty ? MT_DIRTY : 0) | (pf ? MT_PF : 0);
+  c->repl_ops->fill(c, set, v, pf);
+}
+
+/* ---- TLBs -------------------------------------------------------------------------------- */
+
+static bool tlb_lookup(mem_sys *m, int which, uint64_t page) {
+  mem_tlb *t = &m->tlb[which];
+  uint32_t set = (uint32_t)(page & (t->sets - 1));
+  uint64_t *tags = &t->tags[(size_t)set * t->ways];
+  uint32_t *stamp = &t->stamp[(size_t)set * t->ways];
+  if (++m->st->tlb_clock == 0) { /* clock wrapped: restart ages (once per 4 G lookups) */
+    for (int i = 0; i < 3; i++) memset(m->tlb[i].stamp, 0, m->tlb[i].cfg->entries * sizeof(uint32_t));
+    m->st->tlb_clock = 1;
+  }
+  for (uint32_t w = 0; w < t->ways; w++)
+    if (tags[w] == page + 1) {
+      stamp[w] = m->st->tlb_clock;
+      return true;
+    }
+  uint32_t v = 0;
+  for (uint32_t w = 1; w < t->ways; w++)
+    if (stamp[w] < stamp[v]) v = w;
+  tags[v] = page + 1;
+  stamp[v] = m->st->tlb_clock;
+  return false;
+}
+
+/* Translate addr for an access by `fid`; returns the extra cycles. */
+static uint32_t tlb_access(mem_sys *m, bool ifetch, uint64_t addr, uint64_t now, uint64_t fid,
+                           bool wp) {
+  const mem_config *cfg = m->cfg;
+  int which = ifetch ? 0 : 1;
+  uint64_t page = addr >> m->page_shift;
+  mem_tlb_stats *s = &m->st->tlb[which];
+  s->accesses++;
+  /* The last page looked up is present and already most recently used: nothing to update. */
+  if (m->st->tlb_last[which] == page + 1) return m->tlb[which].cfg->latency;
+  m->st->tlb_last[which] = page + 1;
+  if (tlb_lookup(m, which, page)) return m->tlb[which].cfg->latency;
+  s->misses++;
+  mem_emit(m, MEV_TLB_MISS, ML_TLB, MEM_RID(ML_TLB, MRK_TLB, which), fid, page * cfg->page_bytes,
+           now, UINT64_MAX, wp, false);
+  uint32_t pen = m->tlb[which].cfg->latency + cfg->stlb.latency;
+  m->st->tlb[2].accesses++;
+  if (!tlb_lookup(m, 2, page)) {
+    m->st->tlb[2].misses++;
+    m->st->tlb[2].walks++;
+    mem_emit(m, MEV_TLB_MISS, ML_TLB, MEM_RID(ML_TLB, MRK_TLB, 2), fid, page * cfg->page_bytes,
+             now, UINT64_MAX, wp, false);
+    pen += cfg->walk_latency;
+  }
+  return pen;
+}
+
+/* ---- ports ------------------------------------------------------------------------------- */
+
+/* Reserve a slot on a lower level's port at or after t; returns the cycle granted. */
+static uint64_t port_take(mem_cache *c, uint64_t t) {
+  uint32_t bw = c->cfg->bandwidth;
+  if (!bw) return t;
+  mem_lstate *ls = c->ls;
+  if (t > ls->port_cycle || ls->port_used == 0) {
+    ls->port_cycle = t > ls->port_cycle ? t : ls->port_cycle;
+    ls->port_used = 1;
+    return ls->port_cycle;
+  }
+  if (ls->port_used < bw) {
+    ls->port_used++;
+    return ls->port_cycle;
+  }
+  ls->port_cycle++;
+  ls->port_used = 1;
+  return ls->port_cycle;
+}
+
+/* ---- the miss path ----------------------------------------------------------------------- */
+
+/* Prefetch candidates collected while committing an access, issued after it. */
+typedef struct pf_batch {
+  uint32_t any;         /* bit l: level l has candidates */
+  uint32_t n[ML_NCACHE];
+  uint64_t line[ML_NCACHE][MEM_PF_MAX];
+} pf_batch;
+
+static void pf_train(mem_sys *m, int level, const mem_req *req, uint64_t line, bool hit,
+                     bool pf_hit, pf_batch *pb) {
+  mem_cache *c = &m->c[level];
+  if (!c->pf_ops || !pb) return;
+  mem_pf_access a = {req->addr, line, req->pc, hit, pf_hit, req->type};
+  uint32_t room = MEM_PF_MAX - pb->n[level];
+  uint32_t k = c->pf_ops->train(c->pf_state, c->cfg, c->line_shift, &a,
+                                &pb->line[level][pb->n[level]], room);
+  if (k) {
+    pb->n[level] += k;
+    pb->any |= 1u << level;
+  }
+}
+
+/* What the lower levels hold for a line, found by miss_probe and used by miss_commit (the
+ * state does not change in between). */
+typedef struct probe_res {
+  int32_t way[ML_NCACHE];   /* hit way at a level, -1 when absent */
+  int32_t mshr[ML_NCACHE];  /* in-flight MSHR for the line at a level, -1 when none */
+  uint32_t set[ML_NCACHE];
+} probe_res;
+
+/* Can a miss of line at `level` get every resource it needs? -1 if so, else the level
+ * (ML_DRAM for the DRAM read queue) that is full. No side effects; fills *pr for the levels
+ * below `level` down to where the line is found. */
+static int miss_probe(const mem_sys *m, int level, uint64_t line, bool prefetch, probe_res *pr) {
+  const mem_cache *c = &m->c[level];
+  if (c->ls->mshr_used >= mshr_limit(c, prefetch)) return level;
+  for (int l = next_level(level);; l = next_level(l)) {
+    if (l == ML_DRAM) return mem_dram_can_read(m, line) ? -1 : ML_DRAM;
+    c = &m->c[l];
+    pr->mshr[l] = -1;
+    if ((pr->way[l] = cache_find(c, line, &pr->set[l])) >= 0) return -1;
+    if ((pr->mshr[l] = mshr_find(c, line)) >= 0) return -1;
+    if (c->ls->mshr_used >= mshr_limit(c, prefetch)) return l;
+  }
+}
+
+/* Count a demand miss that allocates at level: pollution check against recent prefetch victims. */
+static void count_miss(mem_cache *c, uint64_t line, bool wp) {
+  c->stats->misses++;
+  if (wp) c->stats->wrong_path_accesses++;
+  uint64_t *pv = &c->pfvict[wi_mix64(line) % MEM_PFVICT];
+  if (*pv == line + 1) {
+    c->stats->pf_polluting++;
+    *pv = 0;
+  }
+}
+
+/* Commit a miss of line at `level` (miss_probe passed): allocate the MSHR chain down to where
+ * the line is found (a hit, an in-flight MSHR, or DRAM). t is the cycle the request leaves
+ * `level` (after TLB). Returns the MSHR index at `level`. req is NULL for prefetches. */
+static uint32_t miss_commit(mem_sys *m, int level, uint64_t line, const req_info *ri,
+                            const mem_req *req, uint64_t t, uint64_t now, pf_batch *pb,
+                            const probe_res *pr) {
+  uint32_t top = mshr_alloc(m, level, line, ri, ri->pf, now);
+  int up = level;
+  uint32_t uidx = top;
+  uint64_t fill = UNKNOWN;
+  bool demand = !ri->pf;
+  for (int l = next_level(level);; l = next_level(l)) {
+    if (l == ML_DRAM) {
+      mem_dram_read(m, line, t + m->c[ML_LLC].cfg->latency, uidx, ri->fid, ri->wrong_path,
+                    !demand, now);
+      break;
+    }
+    mem_cache *c = &m->c[l];
+    uint64_t s = port_take(c, t);
+    uint32_t set = pr->set[l];
+    int w = pr->way[l];
+    if (demand) {
+      c->stats->accesses++;
+      if (ri->wrong_path && w >= 0) c->stats->wrong_path_accesses++;
+    }
+    if (w >= 0) {
+      uint64_t *tag = &c->tags[(size_t)set * c->ways + (uint32_t)w];
+      bool pf_hit = false;
+      if (demand) {
+        c->stats->hits++;
+        c->repl_ops->hit(c, set, (uint32_t)w);
+        if (*tag & MT_PF) {
+          c->stats->pf_useful++;
+          *tag &= ~(uint64_t)MT_PF;
+          pf_hit = true;
+        }
+        mem_emit(m, MEV_HIT, l, MEM_RID(l, MRK_SET, set), ri->fid, line << c->line_shift, now,
+                 UINT64_MAX, ri->wrong_path, false);
+        if (req) pf_train(m, l, req, line, true, pf_hit, pb);
+      }
+      fill = s + c->cfg->latency;
+      heap_push(m, up, uidx, fill);
+      break;
+    }
+    m->c[up].mshr[uidx].chained = 1;
+    int j = pr->mshr[l];
+    if (j >= 0) {
+      mem_mshr *ms = &c->mshr[j];
+      if (demand) {
+        c->stats->merges++;
+        if (ri->wrong_path) c->stats->wrong_path_accesses++;
+        if (ms->pf) {
+          if (ms->pf == 1) c->stats->pf_late++;
+          ms->pf = 0;
+          ms->fid = ri->fid;
+          ms->demand_at = now;
+        }
+        mem_emit(m, MEV_MERGE, l, MEM_RID(l, MRK_MSHR, (uint32_t)j), ri->fid, line << c->line_shift,
+                 now, ms->fid, ri->wrong_path, false);
+        if (req) pf_train(m, l, req, line, false, false, pb);
+      }
+      fill = ms->fill;
+      break;
+    }
+    if (demand) {
+      count_miss(c, line, ri->wrong_path);
+      mem_emit(m, MEV_MISS, l, MEM_RID(l, MRK_SET, set), ri->fid, line << c->line_shift, now,
+               UINT64_MAX, ri->wrong_path, false);
+      if (req) pf_train(m, l, req, line, false, false, pb);
+    }
+    req_info lower = *ri;
+    lower.store = 0; /* only the L1 copy becomes dirty */
+    uidx = mshr_alloc(m, l, line, &lower, demand ? 0 : 2, now);
+    up = l;
+    t = s;
+  }
+  if (fill != UNKNOWN) { /* every MSHR of the new chain shares the fill cycle */
+    m->c[up].mshr[uidx].fill = fill;
+    propagate_fill(m, up, line, fill);
+  }
+  return top;
+}
+
+/* Issue prefetches of the candidates of level (each needs a free MSHR; dropped otherwise). */
+static void pf_issue(mem_sys *m, int level, const uint64_t *lines, uint32_t n, uint64_t now,
+                     uint64_t trig_fid, bool wp) {
+  mem_cache *c = &m->c[level];
+  for (uint32_t k = 0; k < n; k++) {
+    uint64_t line = lines[k];
+    uint32_t set;
+    if (cache_find(c, line, &set) >= 0 || mshr_find(c, line) >= 0) continue;
+    probe_res pr;
+    if (miss_probe(m, level, line, true, &pr) >= 0) continue;
+    req_info ri = {.fid = trig_fid, .trig_fid = trig_fid, .wrong_path = wp, .pf = 1};
+    c->stats->pf_issued++;
+    mem_emit(m, MEV_PREFETCH, level, MEM_RID(level, MRK_SET, set), UINT64_MAX,
+             line << c->line_shift, now, trig_fid, wp, true);
+    miss_commit(m, level, line, &ri, NULL, now, now, NULL, &pr);
+  }
+}
+
+/* ---- fills ------------------------------------------------------------------------------- */
+
+static void do_fill(mem_sys *m, int level, uint32_t idx, uint64_t t) {
+  mem_cache *c = &m->c[level];
+  mem_mshr *ms = &c->mshr[idx];
+  uint64_t line = ms->line;
+  ms->fill = t;
+  /* A non-inclusive LLC passes memory fills up to the L2 without keeping them (it receives
+   * them later as L2 victims), unless no L2 miss waits for the line (an LLC prefetch). */
+  bool keep = true;
+  if (level == ML_LLC && !c->cfg->inclusive) {
+    const mem_cache *l2 = &m->c[ML_L2];
+    for (uint32_t i = 0; i < l2->cfg->mshrs && keep; i++)
+      if (l2->mline[i] == line + 1 && l2->mshr[i].chained) keep = false;
+  }
+  if (keep) cache_install(m, level, line, t, ms->dirty, ms->pf == 1, ms->fid);
+  if (ms->primary) c->stats->miss_latency_sum += t - ms->alloc;
+  mem_emit(m, MEV_FILL, level, MEM_RID(level, MRK_MSHR, idx), ms->fid, line << c->line_shift, t,
+           ms->trig_fid, ms->wrong_path, ms->pf != 0);
+  /* Fill the MSHRs chained above, in the same cycle. */
+  for (int u = ML_L1I; u < level; u++) {
+    if (next_level(u) != level) continue;
+    mem_cache *uc = &m->c[u];
+    if (!uc->ls->mshr_used) continue;
+    for (uint32_t i = 0; i < uc->cfg->mshrs; i++)
+      if (uc->mline[i] == line + 1 && uc->mshr[i].chained) do_fill(m, u, i, t);
+  }
+  /* Wake the core requests waiting here. */
+  for (int32_t w = ms->wait_head; w >= 0;) {
+    mem_waiter *wt = &c->waiters[w];
+    int32_t next = wt->next;
+    if (m->done) m->done(m->done_ctx, wt->tag, t);
+    wt->next = c->ls->wait_free;
+    c->ls->wait_free = w;
+    w = next;
+  }
+  c->stats->mshr_occupancy_sum += t - ms->alloc;
+  c->ls->mshr_used--;
+  ms->busy = 0;
+  c->mline[idx] = 0;
+  ms->wait_head = -1;
+  mem_emit(m, MEV_MSHR_RELEASE, level, MEM_RID(level, MRK_MSHR, idx), ms->fid,
+           line << c->line_shift, t, UINT64_MAX, ms->wrong_path, ms->pf != 0);
+}
+
+void mem_llc_fill_known(mem_sys *m, uint32_t idx, uint64_t fill) {
+  mem_mshr *ms = &m->c[ML_LLC].mshr[idx];
+  ms->fill = fill;
+  heap_push(m, ML_LLC, idx, fill);
+  propagate_fill(m, ML_LLC, ms->line, fill);
+}
+
+/* ---- the core's interface ---------------------------------------------------------------- */
+
+uint64_t mem_next_event(const mem_sys *m) {
+  uint64_t t = m->st->nheap ? m->heap[0].cycle : UINT64_MAX;
+  uint64_t d = mem_dram_next(m);
+  return t < d ? t : d;
+}
+
+void mem_advance(mem_sys *m, uint64_t now) {
+  if ((m->st->nheap ? m->heap[0].cycle : UINT64_MAX) > now && m->st->dram_next > now) return;
+  for (;;) {
+    uint64_t te = m->st->nheap ? m->heap[0].cycle : UINT64_MAX;
+    uint64_t td = mem_dram_next(m);
+    if (te <= td) { /* fills first at equal cycles: they may free queue space */
+      if (te > now) break;
+      mem_ev e = heap_pop(m);
+      do_fill(m, (int)e.level, e.idx, e.cycle);
+    } else {
+      if (td > now) break;
+      mem_dram_run(m, td);
+    }
+  }
+}
+
+/* A request could not get `blk`'s resources: count it, tell the observer, pick a retry cycle. */
+static void blocked(mem_sys *m, int blk, const mem_req *req, uint64_t now, uint64_t *ready) {
+  uint64_t retry = UINT64_MAX, holder = UINT64_MAX;
+  if (blk == ML_DRAM) {
+    m->st->dram.queue_full_events++;
+  } else {
+    mem_cache *c = &m->c[blk];
+    c->stats->mshr_full_events++;
+    bool found = false;
+    for (uint32_t i = 0; i < c->cfg->mshrs; i++) /* the entry that frees first */
+      if (c->mshr[i].busy && (!found || c->mshr[i].fill < retry)) {
+        found = true;
+        retry = c->mshr[i].fill;
+        holder = c->mshr[i].fid;
+      }
+  }
+  if (retry == UINT64_MAX) retry = mem_next_event(m);
+  if (retry == UINT64_MAX || retry <= now) retry = now + 1;
+  *ready = retry;
+  uint32_t rid = blk == ML_DRAM ? MEM_RID(ML_DRAM, MRK_QUEUE, (req->addr >> m->c[ML_L1D].line_shift) %
+                                                                  m->cfg->dram.channels * 1000)
+                                : MEM_RID(blk, MRK_MSHR, 0);
+  mem_emit(m, MEV_MSHR_FULL, blk, rid, req->fid, req->addr, now, holder, req->wrong_path, false);
+}
+
+int mem_access(mem_sys *m, const mem_req *req, uint64_t now, uint64_t *ready) {
+  int type = req->type < MREQ_NUM ? req->type : MREQ_LOAD;
+  int level = type == MREQ_IFETCH ? ML_L1I : ML_L1D;
+  mem_cache *c = &m->c[level];
+  mem_level_stats *s = c->stats;
+  if (m->perfect[type]) {
+    s->accesses++;
+    s->hits++;
+    if (req->wrong_path) s->wrong_path_accesses++;
+    *ready = now + c->cfg->latency;
+    return MEM_DONE;
+  }
+  mem_state *st = m->st;
+  uint32_t bw = c->cfg->bandwidth;
+  if (bw) {
+    if (st->l1_bw_cycle[level] != now) {
+      st->l1_bw_cycle[level] = now;
+      st->l1_bw_used[level] = 0;
+    }
+    if (st->l1_bw_used[level] >= bw) {
+      s->port_blocked++;
+      *ready = now + 1;
+      return MEM_BLOCKED;
+    }
+  }
+  uint64_t line = req->addr >> c->line_shift;
+  uint32_t set;
+  int w = cache_find(c, line, &set);
+  int j = -1;
+  probe_res pr;
+  if (w < 0) {
+    j = mshr_find(c, line);
+    if (j >= 0) {
+      if (c->mshr[j].fill == UNKNOWN && c->ls->wait_free < 0) {
+        blocked(m, level, req, now, ready);
+        return MEM_BLOCKED;
+      }
+    } else {
+      int blk = miss_probe(m, level, line, false, &pr);
+      if (blk >= 0) {
+        blocked(m, blk, req, now, ready);
+        return MEM_BLOCKED;
+      }
+    }
+  }
+  /* Accepted: from here on the request changes state. */
+  if (bw) st->l1_bw_used[level]++;
+  s->accesses++;
+  uint64_t t = now + tlb_access(m, type == MREQ_IFETCH, req->addr, now, req->fid, req->wrong_path);
+  uint64_t lat = c->cfg->latency;
+  pf_batch pb;
+  pb.any = 0;
+  pb.n[0] = pb.n[1] = pb.n[2] = pb.n[3] = 0;
+  int rc;
+  if (w >= 0) {
+    uint64_t *tag = &c->tags[(size_t)set * c->ways + (uint32_t)w];
+    bool pf_hit = false;
+    s->hits++;
+    if (req->wrong_path) s->wrong_path_accesses++;
+    c->repl_ops->hit(c, set, (uint32_t)w);
+    if (*tag & MT_PF) {
+      s->pf_useful++;
+      *tag &= ~(uint64_t)MT_PF;
+      pf_hit = true;
+    }
+    if (type == MREQ_STORE) *tag |= MT_DIRTY;
+    mem_emit(m, MEV_HIT, level, MEM_RID(level, MRK_SET, set), req->fid, req->addr, now, UINT64_MAX,
+             req->wrong_path, false);
+    *ready = t + lat;
+    rc = MEM_DONE;
+    pf_train(m, level, req, line, true, pf_hit, &pb);
+  } else {
+    uint32_t idx;
+    if (j >= 0) {
+      mem_mshr *ms = &c->mshr[j];
+      s->merges++;
+      if (req->wrong_path) s->wrong_path_accesses++;
+      if (ms->pf) {
+        if (ms->pf == 1) s->pf_late++;
+        ms->pf = 0;
+        ms->fid = req->fid;
+        ms->demand_at = now;
+      }
+      if (type == MREQ_STORE) ms->dirty = 1;
+      mem_emit(m, MEV_MERGE, level, MEM_RID(level, MRK_MSHR, (uint32_t)j), req->fid, req->addr,
+               now, ms->fid, req->wrong_path, false);
+      idx = (uint32_t)j;
+    } else {
+      count_miss(c, line, req->wrong_path);
+      mem_emit(m, MEV_MISS, level, MEM_RID(level, MRK_SET, set), req->fid, req->addr, now,
+               UINT64_MAX, req->wrong_path, false);
+      req_info ri = {.fid = req->fid, .trig_fid = req->fid, .pc = req->pc,
+                     .wrong_path = req->wrong_path, .pf = 0, .store = type == MREQ_STORE};
+      idx = miss_commit(m, level, line, &ri, req, t, now, &pb, &pr);
+    }
+    mem_mshr *ms = &c->mshr[idx];
+    if (ms->fill != UNKNOWN) {
+      *ready = ms->fill > t + lat ? ms->fill : t + lat;
+      rc = MEM_DONE;
+    } else {
+      int32_t wi = c->ls->wait_free;
+      mem_waiter *wt = &c->waiters[wi];
+      c->ls->wait_free = wt->next;
+      wt->tag = req->tag;
+      wt->next = ms->wait_head;
+      ms->wait_head = wi;
+      *ready = UNKNOWN;
+      rc = MEM_PENDING;
+    }
+    pf_train(m, level, req, line, false, false, &pb);
+  }
+  if (pb.any)
+    for (int l = 0; l < ML_NCACHE; l++)
+      if (pb.n[l]) pf_issue(m, l, pb.line[l], pb.n[l], now, req->fid, req->wrong_path);
+  return rc;
+}
+
+/* ---- statistics accessors ---------------------------------------------------------------- */
+
+const mem_level_stats *mem_stats(const mem_sys *m, int level) {
+  if (level < 0 || level >= ML_NCACHE) return NULL;
+  return &m->st->stats[level];
+}
+
+const mem_dram_stats *mem_get_dram_stats(const mem_sys *m) { return &m->st->dram; }
+
+const mem_tlb_stats *mem_tlb_stats_get(const mem_sys *m, int which) {
+  if (which < 0 || which > 2) return NULL;
+  return &m->st->tlb[which];
+}

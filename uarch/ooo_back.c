@@ -1,0 +1,1375 @@
+/* ooo_back.c — the out-of-order model's back-end: rename and dispatch (micro-op expansion,
+ * register renaming, port binding, load/store queue allocation), oldest-ready-first issue,
+ * completion and wakeup, memory dependences and machine clears, branch resolution and
+ * squash, in-order commit, store drain, and top-down slot accounting. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ooo_int.h"
+
+/* ---- small helpers ----------------------------------------------------------------------------- */
+
+static inline uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
+static inline uint64_t rob_pos(const ooo_model *m, uint32_t idx) {
+  const ooo_state *st = m->st;
+  return st->rob_head + ((idx - (uint32_t)st->rob_head) & m->rob_mask);
+}
+
+static inline uint32_t load_gen_mask(const ooo_model *m) { return (1u << (30 - m->uop_bits)) - 1; }
+
+static inline uint32_t load_tag(const ooo_model *m, uint32_t slot) {
+  uint32_t gen = (uint32_t)m->uops[slot].seq & load_gen_mask(m);
+  return ((uint32_t)TAG_LOAD << 30) | (gen << m->uop_bits) | slot;
+}
+
+static inline void make_ready(ooo_model *m, uint32_t slot) {
+  ooo_state *st = m->st;
+  ooo_uop *u = &m->uops[slot];
+  u->state = US_READY;
+  uint32_t p = u->port;
+  m->rdy[(size_t)p * m->nwords + (slot >> 6)] |= 1ULL << (slot & 63);
+  st->rdy_sum[p] |= 1ULL << (slot >> 6);
+  if (st->rdy_n[p]++ == 0) st->rdy_ports |= 1u << p;
+}
+
+static inline void unready(ooo_model *m, uint32_t slot) {
+  ooo_state *st = m->st;
+  ooo_uop *u = &m->uops[slot];
+  uint32_t p = u->port;
+  uint64_t *w = &m->rdy[(size_t)p * m->nwords + (slot >> 6)];
+  *w &= ~(1ULL << (slot & 63));
+  if (!*w) st->rdy_sum[p] &= ~(1ULL << (slot >> 6));
+  if (--st->rdy_n[p] == 0) st->rdy_ports &= ~(1u << p);
+}
+
+static inline void sched_release(ooo_model *m, ooo_uop *u) {
+  ooo_state *st = m->st;
+  uint32_t p = u->pool;
+  uint32_t nfree = m->sched_cap[p] - st->sched_used[p];
+  m->sched_free[p][nfree] = u->sched_id;
+  st->sched_used[p]--;
+  st->port_queued[u->port]--;
+}
+
+static inline void link_add(ooo_model *m, uint32_t prod, uint32_t cons) {
+  ooo_state *st = m->st;
+  uint32_t n = st->link_free;
+  ooo_link *l = &m->links[n];
+  st->link_free = l->next;
+  st->link_avail--;
+  l->cons = cons;
+  l->cons_seq = m->uops[cons].seq;
+  l->next = m->uops[prod].dep_head;
+  m->uops[prod].dep_head = n;
+}
+
+static inline void links_release(ooo_model *m, uint32_t head) {
+  ooo_state *st = m->st;
+  while (head != OOO_NIL) {
+    ooo_link *l = &m->links[head];
+    uint32_t next = l->next;
+    l->next = st->link_free;
+    st->link_free = head;
+    st->link_avail++;
+    head = next;
+  }
+}
+
+/* Wake the consumers of producer `prod`, whose result is available at `now`. */
+static void wake(ooo_model *m, uint32_t prod, uint64_t now) {
+  ooo_state *st = m->st;
+  ooo_uop *p = &m->uops[prod];
+  uint32_t n = p->dep_head;
+  p->dep_head = OOO_NIL;
+  uint64_t pfid = m->rob[p->rob].fid;
+  while (n != OOO_NIL) {
+    ooo_link *l = &m->links[n];
+    uint32_t next = l->next;
+    ooo_uop *c = &m->uops[l->cons];
+    if (c->seq == l->cons_seq && c->state == US_WAIT) {
+      if (now >= c->ready_cycle) {
+        c->ready_cycle = now;
+        c->ready_by = prod;
+        if (c->bind_kind != OB_MEM_ORDER) c->bind_by = pfid;
+      }
+      if (--c->pending == 0) make_ready(m, l->cons);
+    }
+    l->next = st->link_free;
+    st->link_free = n;
+    st->link_avail++;
+    n = next;
+  }
+}
+
+/* Store filter over 8-byte granules of correct-path stores up to 64 bytes. */
+static inline uint32_t sf_hash(uint64_t g) { return (uint32_t)(g ^ (g >> 12) ^ (g >> 24)) & (OOO_SFILT - 1); }
+
+static void sfilt_add(ooo_model *m, uint64_t addr, uint32_t size, int d) {
+  for (uint64_t g = addr >> 3; g <= (addr + size - 1) >> 3; g++) m->sfilt[sf_hash(g)] = (uint16_t)(m->sfilt[sf_hash(g)] + d);
+}
+
+static void store_filter_release(ooo_model *m, ooo_sq *s) {
+  if (s->filt == 1) sfilt_add(m, s->addr, s->size, -1);
+  else if (s->filt == 2) m->st->big_stores--;
+  s->filt = 0;
+}
+
+/* SQ position of the youngest older correct-path store overlapping [addr, end), or UINT64_MAX. */
+static uint64_t find_dep_store(ooo_model *m, uint64_t addr, uint64_t end) {
+  ooo_state *st = m->st;
+  if (st->sq_tail == st->sq_head || end <= addr) return UINT64_MAX;
+  if (!st->big_stores && end - addr <= 64) {
+    bool any = false;
+    for (uint64_t g = addr >> 3; g <= (end - 1) >> 3; g++)
+      if (m->sfilt[sf_hash(g)]) {
+        any = true;
+        break;
+      }
+    if (!any) return UINT64_MAX;
+  }
+  for (uint64_t pos = st->sq_tail; pos-- > st->sq_head;) {
+    const ooo_sq *s = &m->sq[pos & m->sq_mask];
+    if (!s->wrong_path && s->size && s->addr < end && addr < s->addr + s->size) return pos;
+  }
+  return UINT64_MAX;
+}
+
+/* First SQ position whose store address is still unknown. */
+static uint64_t sq_unresolved(ooo_model *m) {
+  ooo_state *st = m->st;
+  if (st->sq_unres < st->sq_head) st->sq_unres = st->sq_head;
+  while (st->sq_unres < st->sq_tail && m->sq[st->sq_unres & m->sq_mask].sta_cycle != UINT64_MAX) st->sq_unres++;
+  return st->sq_unres;
+}
+
+static inline uint32_t mdp_index(const ooo_model *m, uint64_t pc) {
+  return (uint32_t)(pc ^ (pc >> m->cfg.core.mdp_bits)) & ((1u << m->cfg.core.mdp_bits) - 1);
+}
+
+/* ---- squash -------------------------------------------------------------------------------------- */
+
+static void squash_uop(ooo_model *m, uint32_t slot) {
+  ooo_uop *u = &m->uops[slot];
+  switch (u->state) {
+  case US_WAIT:
+  case US_MEMWAIT: sched_release(m, u); break;
+  case US_READY:
+    unready(m, slot);
+    sched_release(m, u);
+    break;
+  case US_ISSUED:
+  case US_RETRY: oo_wheel_remove(m, slot); break;
+  default: break;
+  }
+  links_release(m, u->dep_head);
+  u->dep_head = OOO_NIL;
+  u->seq = 0;
+  u->state = US_FREE;
+}
+
+static void emit_squash(ooo_model *m, uint64_t fid, uint64_t pc, uint32_t sid, uint32_t rid, bool wrong,
+                        uint64_t now, uint64_t by, int cause) {
+  ooo_ev e;
+  memset(&e, 0, sizeof e);
+  e.cycle = now;
+  e.fid = fid;
+  e.pc = pc;
+  e.sid = sid;
+  e.rid = rid;
+  e.wrong_path = wrong;
+  e.extra = (uint32_t)cause;
+  e.by_fid = by;
+  m->obs->squash(m->obs_ctx, &e);
+}
+
+/* Squash every instruction at ROB position >= from and everything in the fetch queue. */
+static void squash_from(ooo_model *m, uint64_t from, uint64_t now, uint64_t by, int cause, uint64_t bck_tail) {
+  ooo_state *st = m->st;
+  bool obs = m->obs && m->obs->squash;
+  if (obs)
+    for (uint64_t pos = st->fq_head; pos < st->fq_tail; pos++) {
+      const ooo_fq *q = oo_fq(m, pos);
+      emit_squash(m, q->fid, q->pc, q->tid == OOO_TID_PC ? UINT32_MAX : q->tid, OOO_RID_FETCH, q->flags & FQ_WRONG,
+                  now, by, cause);
+    }
+  st->fq_tail = st->fq_head;
+  m->hp_valid = false;
+  uint64_t new_uop_tail = st->uop_tail;
+  while (st->rob_tail > from) {
+    uint64_t pos = --st->rob_tail;
+    ooo_rob *r = oo_rob(m, pos);
+    for (uint32_t k = r->n_uops; k-- > 0;) squash_uop(m, (uint32_t)((r->uop0 + k) & m->uop_mask));
+    for (uint32_t j = r->n_undo; j-- > 0;) {
+      const ooo_undo *e = &m->undo[(r->undo0 + j) & m->undo_mask];
+      m->map[e->reg] = e->old;
+    }
+    st->undo_tail = r->undo0;
+    st->lq_tail -= r->n_lq;
+    for (uint32_t j = 0; j < r->n_sq; j++) store_filter_release(m, &m->sq[(r->sq0 + j) & m->sq_mask]);
+    st->sq_tail -= r->n_sq;
+    st->int_free += r->n_int;
+    st->vec_free += r->n_vec;
+    st->rob_slots -= r->slots;
+    if (st->serial_fid == r->fid) st->serial_fid = OOO_FID_NONE;
+    st->stats.squashed++;
+    st->stats.slots[cause ? OOO_SLOT_BAD_CLEAR : OOO_SLOT_BAD_BRANCH] += r->slots;
+    new_uop_tail = r->uop0;
+    if (obs) emit_squash(m, r->fid, r->pc, r->sid, OOO_RID_ROB + (uint32_t)(pos & m->rob_mask), r->flags & RF_WRONG,
+                         now, by, cause);
+  }
+  st->uop_tail = new_uop_tail;
+  st->bck_tail = bck_tail;
+  if (st->sq_unres > st->sq_tail) st->sq_unres = st->sq_tail;
+  /* drop squashed loads from the load-wait list */
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < st->mdpw_n; i++) {
+    uint32_t s = m->mdpw[i];
+    if (m->uops[s].state == US_MEMWAIT) m->mdpw[k++] = s;
+  }
+  st->mdpw_n = k;
+}
+
+void oo_squash_after(ooo_model *m, uint64_t rob_pos_, uint64_t now, uint64_t by, int cause) {
+  squash_from(m, rob_pos_ + 1, now, by, cause, m->st->bck_tail);
+}
+
+/* ---- branch resolution and machine clears ------------------------------------------------------------ */
+
+static void resolve_branch(ooo_model *m, uint32_t robidx, uint64_t now) {
+  ooo_state *st = m->st;
+  ooo_rob *r = &m->rob[robidx];
+  if (st->fstall == FS_GATE && st->gate_fid == r->fid) {
+    st->fstall = FS_RUN;
+    st->gate_fid = OOO_FID_NONE;
+    if (st->fetch_resume < now + 1) st->fetch_resume = now + 1;
+  }
+  if (!(r->flags & RF_MISPRED)) return;
+  r->flags &= (uint16_t)~RF_MISPRED;
+  uint64_t pos = rob_pos(m, robidx);
+  uint64_t bpos = r->bck_at; /* the branch's own checkpoint */
+  squash_from(m, pos + 1, now, r->fid, 0, bpos + 1);
+  oo_restore_branch(m, r->bck, true);
+  oo_redirect(m, now, r->fid, r->win + 1, m->cfg.fe.mispredict_penalty, 0);
+}
+
+static void machine_clear(ooo_model *m, uint32_t load_slot, uint64_t now) {
+  ooo_state *st = m->st;
+  ooo_uop *l = &m->uops[load_slot];
+  ooo_rob *r = &m->rob[l->rob];
+  uint64_t pos = rob_pos(m, l->rob);
+  uint64_t fid = r->fid, win = r->win, bck_at = r->bck_at, pc = r->pc;
+  bool has_ck = bck_at < st->bck_tail;
+  squash_from(m, pos, now, fid, 1, bck_at);
+  if (has_ck) oo_restore_branch(m, (uint32_t)(bck_at & m->bck_mask), false);
+  if (m->cfg.core.mem_dep == MDP_PREDICT) m->mdp[mdp_index(m, pc)] = 1;
+  st->stats.machine_clears++;
+  oo_redirect(m, now, fid, win, m->cfg.fe.machine_clear_penalty, 1);
+}
+
+/* ---- memory requests of loads -------------------------------------------------------------------------- */
+
+static inline int level_kind(const ooo_model *m, uint64_t lat) {
+  if (lat <= m->l1d_lat) return OB_L1;
+  if (lat <= m->l2_lat) return OB_L2;
+  if (lat <= m->llc_lat) return OB_LLC;
+  return OB_DRAM;
+}
+
+static void load_finish(ooo_model *m, uint32_t slot) {
+  ooo_uop *u = &m->uops[slot];
+  uint64_t lat = u->done_cycle - u->issue_cycle;
+  u->done_kind = (uint8_t)level_kind(m, lat);
+  if (u->done_kind != OB_L1) m->rob[u->rob].flags |= RF_LOADMISS;
+  oo_wheel_insert(m, slot, u->done_cycle + u->lat);
+}
+
+/* Request the remaining lines of load `slot`. */
+static void load_request(ooo_model *m, uint32_t slot, uint64_t now) {
+  ooo_uop *u = &m->uops[slot];
+  const ooo_rob *r = &m->rob[u->rob];
+  mem_req q;
+  q.pc = r->pc;
+  q.fid = r->fid;
+  q.tag = load_tag(m, slot);
+  q.type = MREQ_LOAD;
+  q.wrong_path = (r->flags & RF_WRONG) != 0;
+  while (u->addr < u->end) {
+    uint64_t le = (u->addr | (m->line_bytes - 1)) + 1;
+    uint64_t e = le < u->end ? le : u->end;
+    q.addr = u->addr;
+    q.size = (uint32_t)(e - u->addr);
+    uint64_t ready = now;
+    int rc = mem_access(m->memsys, &q, now, &ready);
+    if (rc == MEM_BLOCKED) {
+      u->state = US_RETRY;
+      u->bind_kind = OB_MSHR;
+      u->bind_rid = OOO_RID_NONE;
+      oo_wheel_insert(m, slot, ready > now ? ready : now + 1);
+      return;
+    }
+    if (rc == MEM_DONE) {
+      if (ready > u->done_cycle) u->done_cycle = ready;
+    } else {
+      u->mparts++;
+      m->rob[u->rob].flags |= RF_LOADMISS;
+    }
+    u->addr = e;
+  }
+  u->state = US_ISSUED;
+  if (!u->mparts) load_finish(m, slot);
+}
+
+void oo_load_done(ooo_model *m, uint32_t tag, uint64_t cycle) {
+  uint32_t slot = tag & m->uop_mask;
+  uint32_t gen = (tag >> m->uop_bits) & load_gen_mask(m);
+  ooo_uop *u = &m->uops[slot];
+  if (!u->seq || ((uint32_t)u->seq & load_gen_mask(m)) != gen || u->kind != OOO_UOP_LOAD || !u->mparts) return;
+  u->mparts--;
+  if (cycle > u->done_cycle) u->done_cycle = cycle;
+  if (!u->mparts && u->addr >= u->end && u->state == US_ISSUED) load_finish(m, slot);
+}
+
+void oo_store_done(ooo_model *m, uint32_t tag, uint64_t cycle) {
+  ooo_sq *s = &m->sq[tag & m->sq_mask];
+  if (s->state != SQS_WRITING || !s->parts) return;
+  s->parts--;
+  if (cycle > s->done) s->done = cycle;
+}
+
+/* ---- issue ------------------------------------------------------------------------------------------ */
+
+static void issue_common(ooo_model *m, uint32_t slot, uint32_t p, uint64_t now) {
+  ooo_state *st = m->st;
+  ooo_uop *u = &m->uops[slot];
+  unready(m, slot);
+  sched_release(m, u);
+  u->state = US_ISSUED;
+  u->issue_cycle = now;
+  u->issued = 1;
+  if (!u->bind_kind) {
+    u->bind_rid = OOO_RID_NONE;
+    if (now > u->ready_cycle) {
+      u->bind_kind = OB_PORT;
+      u->bind_rid = OOO_RID_PORT + p;
+      u->bind_by = st->port_last_cycle[p] + 1 == now ? st->port_last_fid[p] : OOO_FID_NONE;
+    } else if (u->ready_by != OOO_NIL) {
+      u->bind_kind = OB_OPERAND;
+    } else {
+      u->bind_kind = OB_DISPATCHED;
+    }
+  }
+  ooo_rob *r = &m->rob[u->rob];
+  if (!(r->flags & RF_EXECUTED)) {
+    r->flags |= RF_EXECUTED;
+    st->stats.executed[(r->flags & RF_WRONG) ? 1 : 0]++;
+  }
+  st->port_last_cycle[p] = now;
+  st->port_last_fid[p] = r->fid;
+  if (m->obs && m->obs->issue) {
+    ooo_ev e;
+    memset(&e, 0, sizeof e);
+    e.cycle = now;
+    e.fid = r->fid;
+    e.pc = r->pc;
+    e.sid = r->sid;
+    e.rid = OOO_RID_PORT + p;
+    e.rid2 = OOO_RID_SCHED + u->pool * OOO_RID_POOL_STRIDE + u->sched_id;
+    e.wrong_path = (r->flags & RF_WRONG) != 0;
+    e.uop = u->idx;
+    e.uop_kind = u->kind;
+    e.extra = u->lat;
+    m->obs->issue(m->obs_ctx, &e);
+  }
+}
+
+/* 1 issued, 0 not now (stays ready), -1 left the ready set (waits for something). */
+static int issue_load(ooo_model *m, uint32_t slot, uint32_t p, uint64_t now) {
+  ooo_state *st = m->st;
+  ooo_uop *u = &m->uops[slot];
+  const ooo_rob *r = &m->rob[u->rob];
+  bool wrong = (r->flags & RF_WRONG) != 0;
+  if (!wrong && u->mdp && sq_unresolved(m) < u->sq_at) {
+    unready(m, slot);
+    u->state = US_MEMWAIT;
+    m->mdpw[st->mdpw_n++] = slot;
+    u->bind_kind = OB_MEM_ORDER;
+    u->bind_rid = OOO_RID_SQ + (uint32_t)(st->sq_unres & m->sq_mask);
+    u->bind_by = m->sq[st->sq_unres & m->sq_mask].fid;
+    st->stats.mdp_waits++;
+    return -1;
+  }
+  if (!wrong && u->dep_sq != UINT64_MAX && u->dep_sq >= st->sq_head) {
+    ooo_sq *s = &m->sq[u->dep_sq & m->sq_mask];
+    if (s->sta_cycle <= now) {
+      if (!s->std_done) {
+        const ooo_uop *sd = &m->uops[s->std_slot];
+        if (sd->seq == s->std_seq && sd->state != US_DONE) {
+          if (!st->link_avail) return 0;
+          unready(m, slot);
+          u->state = US_WAIT;
+          u->pending++;
+          link_add(m, s->std_slot, slot);
+          u->bind_kind = OB_MEM_ORDER;
+          u->bind_rid = OOO_RID_SQ + (uint32_t)(u->dep_sq & m->sq_mask);
+          u->bind_by = s->fid;
+          return -1;
+        }
+      }
+      bool full = s->addr <= u->addr && s->addr + s->size >= u->end;
+      issue_common(m, slot, p, now);
+      u->fwd_fid = s->fid;
+      u->done_kind = full ? OB_FORWARD : OB_L1;
+      if (full) st->stats.forwarded++;
+      else st->stats.forward_fail++;
+      uint64_t lat = full ? m->cfg.core.stlf_latency : m->cfg.core.stlf_fail_penalty + m->l1d_lat;
+      u->done_cycle = now + lat;
+      oo_wheel_insert(m, slot, now + lat + u->lat);
+      return 1;
+    }
+    /* the store's address is unknown: read speculatively, remember the possible violation */
+    if (!s->viol_seq || u->seq < s->viol_seq) {
+      s->viol_seq = u->seq;
+      s->viol_slot = slot;
+    }
+  }
+  issue_common(m, slot, p, now);
+  if (u->pmem || u->end <= u->addr) {
+    u->done_kind = OB_L1;
+    uint64_t lat = u->pmem == 2 ? 0 : m->l1d_lat;
+    u->done_cycle = now + lat;
+    oo_wheel_insert(m, slot, now + lat + u->lat);
+    return 1;
+  }
+  u->done_cycle = now + (u->occ > 1 ? u->occ : 0);
+  load_request(m, slot, now);
+  return 1;
+}
+
+static int try_issue(ooo_model *m, uint32_t slot, uint32_t p, uint64_t now) {
+  ooo_uop *u = &m->uops[slot];
+  switch (u->kind) {
+  case OOO_UOP_EXEC:
+    if (u->occ > 1) {
+      uint64_t *uf = &m->unit_free[(size_t)p * IC_NUM + u->cls];
+      if (*uf > now) {
+        u->bind_kind = OB_UNIT;
+        u->bind_rid = OOO_RID_UNIT + p;
+        u->bind_by = OOO_FID_NONE;
+        return 0;
+      }
+      *uf = now + u->occ;
+    }
+    issue_common(m, slot, p, now);
+    u->done_kind = OB_EXEC;
+    u->done_cycle = now + u->lat;
+    oo_wheel_insert(m, slot, now + u->lat);
+    return 1;
+  case OOO_UOP_STA:
+    issue_common(m, slot, p, now);
+    u->done_kind = OB_EXEC;
+    oo_wheel_insert(m, slot, now + m->cfg.core.agu_latency);
+    return 1;
+  case OOO_UOP_STD:
+    issue_common(m, slot, p, now);
+    u->done_kind = OB_EXEC;
+    oo_wheel_insert(m, slot, now + m->cfg.core.std_latency);
+    return 1;
+  default: return issue_load(m, slot, p, now);
+  }
+}
+
+void oo_issue(ooo_model *m, uint64_t now) {
+  ooo_state *st = m->st;
+  uint32_t ports = st->rdy_ports;
+  uint32_t nw = m->nwords;
+  /* words in age order: w0 (bits >= start), w0+1 .. nw-1, 0 .. w0-1, w0 (bits < start) */
+  uint32_t start = (uint32_t)(st->uop_head & m->uop_mask);
+  uint32_t w0 = start >> 6;
+  uint64_t hi_words = ~0ULL << w0, lo_words = ((1ULL << w0) - 1) | (1ULL << w0);
+  uint64_t first_bits = ~0ULL << (start & 63), last_bits = (start & 63) ? (1ULL << (start & 63)) - 1 : 0;
+  while (ports) {
+    uint32_t p = (uint32_t)__builtin_ctz(ports);
+    ports &= ports - 1;
+    const uint64_t *bm = &m->rdy[(size_t)p * nw];
+    uint64_t sum = st->rdy_sum[p];
+    bool done = false;
+    for (int pass = 0; pass < 2 && !done; pass++) {
+      uint64_t words = sum & (pass ? lo_words : hi_words);
+      while (words && !done) {
+        uint32_t wi = (uint32_t)__builtin_ctzll(words);
+        words &= words - 1;
+        uint64_t bits = bm[wi];
+        if (wi == w0) bits &= pass ? last_bits : first_bits;
+        while (bits) {
+          uint32_t slot = wi * 64 + (uint32_t)__builtin_ctzll(bits);
+          bits &= bits - 1;
+          if (try_issue(m, slot, p, now) == 1) {
+            done = true;
+            break;
+          }
+        }
+      }
+    }
+  }
+}
+
+/* ---- completion -------------------------------------------------------------------------------------- */
+
+static void store_address_known(ooo_model *m, ooo_sq *s, uint64_t now) {
+  ooo_state *st = m->st;
+  s->sta_cycle = now;
+  if (s->viol_seq) {
+    ooo_uop *l = &m->uops[s->viol_slot];
+    uint64_t vseq = s->viol_seq;
+    s->viol_seq = 0;
+    if (l->seq == vseq && l->kind == OOO_UOP_LOAD && l->issued && !(m->rob[l->rob].flags & RF_WRONG)) {
+      machine_clear(m, s->viol_slot, now);
+      return;
+    }
+  }
+  if (st->mdpw_n) {
+    uint64_t unres = sq_unresolved(m);
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < st->mdpw_n; i++) {
+      uint32_t slot = m->mdpw[i];
+      ooo_uop *u = &m->uops[slot];
+      if (u->state != US_MEMWAIT) continue;
+      if (unres >= u->sq_at) {
+        u->ready_cycle = now;
+        make_ready(m, slot);
+      } else {
+        m->mdpw[k++] = slot;
+      }
+    }
+    st->mdpw_n = k;
+  }
+}
+
+static void emit_complete(ooo_model *m, const ooo_rob *r, const ooo_uop *u, uint64_t now) {
+  ooo_ev e;
+  memset(&e, 0, sizeof e);
+  e.cycle = now;
+  e.fid = r->fid;
+  e.pc = r->pc;
+  e.sid = r->sid;
+  e.rid = OOO_RID_ROB + (uint32_t)(r - m->rob);
+  e.wrong_path = (r->flags & RF_WRONG) != 0;
+  if (u) {
+    e.uop = u->idx;
+    e.uop_kind = u->kind;
+    e.extra = u->done_kind;
+    e.by_fid = u->fwd_fid;
+  } else {
+    e.extra = OB_EXEC;
+    e.by_fid = OOO_FID_NONE;
+  }
+  m->obs->complete(m->obs_ctx, &e);
+}
+
+void oo_complete(ooo_model *m, uint32_t slot, uint64_t now) {
+  ooo_uop *u = &m->uops[slot];
+  if (u->state == US_RETRY) { /* a blocked load continues its requests */
+    load_request(m, slot, now);
+    return;
+  }
+  u->state = US_DONE;
+  u->done_cycle = now;
+  wake(m, slot, now);
+  uint32_t ri = u->rob;
+  ooo_rob *r = &m->rob[ri];
+  if (--r->left == 0) {
+    r->flags |= RF_DONE;
+    r->done_cycle = now;
+    r->last_uop = slot;
+    if (m->obs && m->obs->complete) emit_complete(m, r, u, now);
+  }
+  if (u->kind == OOO_UOP_STA) store_address_known(m, &m->sq[u->sq], now);
+  else if (u->kind == OOO_UOP_STD) m->sq[u->sq].std_done = 1;
+  if (u->br) resolve_branch(m, ri, now);
+}
+
+/* ---- dispatch ----------------------------------------------------------------------------------------- */
+
+typedef struct plan {
+  const ooo_tmpl *t;
+  uint32_t n_exec, n_ld, n_st, nu, slots;
+  uint32_t pool_need[OOO_NPOOL];
+  uint32_t n_int, n_vec, n_undo, max_links;
+  regset_t src, addr, dst;
+  bool nop, rep, pmem;
+  uint64_t ld_addr[OOO_MAX_LD], ld_end[OOO_MAX_LD];
+  uint64_t st_addr[OOO_MAX_ST];
+  uint32_t st_size[OOO_MAX_ST];
+} plan;
+
+
+#define OOO_MAX_MERGE_BYTES 65536u
+
+static void add_store(plan *p, uint32_t max_st, uint64_t addr, uint32_t size) {
+  if (p->n_st < max_st) {
+    p->st_addr[p->n_st] = addr;
+    p->st_size[p->n_st++] = size;
+    return;
+  }
+  /* merge into the last entry as one range */
+  uint32_t i = p->n_st - 1;
+  uint64_t lo = p->st_addr[i] < addr ? p->st_addr[i] : addr;
+  uint64_t hi = max64(p->st_addr[i] + p->st_size[i], addr + size);
+  if (hi - lo > OOO_MAX_MERGE_BYTES) return; /* scattered writes: keep the first ones only */
+  p->st_addr[i] = lo;
+  p->st_size[i] = (uint32_t)(hi - lo);
+}
+
+_Static_assert(sizeof(plan) <= sizeof(((ooo_model *)0)->hp), "plan cache too small");
+
+static const ooo_tmpl *fq_tmpl(ooo_model *m, const ooo_fq *q) {
+  return q->tid == OOO_TID_PC ? oo_tmpl_pc(m, q->pc) : oo_tmpl_sid(m, q->tid);
+}
+
+/* Largest byte range one access may cover: rep-string runs move large blocks; anything else
+ * larger is a trace artifact (e.g. a collapsed self-loop) and is clipped. */
+#define OOO_MAX_REP_BYTES (4u << 20)
+#define OOO_MAX_ACCESS_BYTES 4096u
+
+static void make_plan(ooo_model *m, const ooo_fq *q, const ooo_tmpl *t, plan *p) {
+  const ooo_config *c = &m->cfg;
+  p->t = t;
+  p->n_ld = p->n_st = 0;
+  p->nop = (q->mod & MOD_NOP) != 0;
+  p->pmem = (q->mod & MOD_PMEM) != 0;
+  p->rep = false;
+  if (p->nop) {
+    p->n_exec = 0;
+    p->src = p->addr = p->dst = 0;
+  } else {
+    p->n_exec = t->n_exec;
+    p->src = t->src;
+    p->addr = t->addr_src;
+    p->dst = t->dst;
+    if (!(q->flags & FQ_WRONG)) {
+      const ooo_win *w = oo_win(m, q->win);
+      p->rep = (t->flags & TF_REP) && (w->flags & TI_REP);
+      uint32_t lim = p->rep ? OOO_MAX_REP_BYTES : OOO_MAX_ACCESS_BYTES;
+      for (uint32_t i = 0; i < w->n_mem; i++) {
+        const trace_mem *a = &m->mem[(w->mem_pos + i) & m->mem_mask];
+        uint32_t size = a->size < lim ? a->size : lim;
+        if (a->is_store) add_store(p, m->max_st, a->addr, size);
+        else if (p->n_ld < m->max_ld) {
+          p->ld_addr[p->n_ld] = a->addr;
+          p->ld_end[p->n_ld++] = a->addr + size;
+        }
+      }
+    } else {
+      for (uint32_t i = 0; i < t->n_mem_def; i++) {
+        uint64_t a = q->wp_addr[i];
+        uint32_t sz = t->mem_size_def[i];
+        if (t->mem_store_def & (1u << i)) add_store(p, m->max_st, a, a ? sz : 0);
+        else if (p->n_ld < m->max_ld) {
+          p->ld_addr[p->n_ld] = a;
+          p->ld_end[p->n_ld++] = a ? a + sz : 0;
+        }
+      }
+    }
+  }
+  p->nu = p->n_exec + p->n_ld + 2 * p->n_st;
+  uint32_t slots = p->n_exec + p->n_st;
+  if (slots < 1) slots = 1;
+  if (slots > c->core.rename_width) slots = c->core.rename_width;
+  p->slots = slots;
+  memset(p->pool_need, 0, sizeof p->pool_need);
+  p->pool_need[m->pool_of[OOO_UOP_EXEC]] += p->n_exec;
+  p->pool_need[m->pool_of[OOO_UOP_LOAD]] += p->n_ld;
+  p->pool_need[m->pool_of[OOO_UOP_STA]] += 2 * p->n_st;
+  p->n_int = p->nop ? 0 : t->n_int;
+  p->n_vec = p->nop ? 0 : t->n_vec;
+  p->n_undo = p->nop ? 0 : t->n_dst;
+  uint32_t nsrc = p->nop ? 0 : t->n_src;
+  p->max_links = p->nu * (nsrc + p->n_ld + 2) + 1;
+}
+
+/* Why the instruction cannot be dispatched now (OB_NONE if it can). */
+static int check_resources(ooo_model *m, const plan *p, uint32_t *rid, uint64_t *by) {
+  ooo_state *st = m->st;
+  const ooo_core_config *c = &m->cfg.core;
+  *rid = OOO_RID_NONE;
+  *by = OOO_FID_NONE;
+  bool empty = st->rob_head == st->rob_tail;
+  if (st->rob_slots + p->slots > c->rob || st->uop_tail - st->uop_head + p->nu > m->uop_mask + 1 ||
+      st->link_avail < p->max_links || st->undo_tail - st->undo_head + p->n_undo > m->undo_mask + 1) {
+    *rid = OOO_RID_ROB;
+    if (!empty) *by = oo_rob(m, st->rob_head)->fid;
+    return OB_ROB_FULL;
+  }
+  for (int pl = 0; pl < OOO_NPOOL; pl++)
+    if (p->pool_need[pl] && st->sched_used[pl] + p->pool_need[pl] > m->sched_cap[pl]) {
+      *rid = OOO_RID_SCHED + (uint32_t)pl * OOO_RID_POOL_STRIDE;
+      return OB_SCHED_FULL;
+    }
+  if (p->n_ld && st->lq_tail - st->lq_head + p->n_ld > c->lq) {
+    *rid = OOO_RID_LQ;
+    *by = m->lq[st->lq_head & m->lq_mask];
+    return OB_LQ_FULL;
+  }
+  if (p->n_st && st->sq_tail - st->sq_head + p->n_st > c->sq) {
+    *rid = OOO_RID_SQ;
+    *by = m->sq[st->sq_head & m->sq_mask].fid;
+    return OB_SQ_FULL;
+  }
+  if (p->n_int > st->int_free) {
+    *rid = OOO_RID_PRF_INT;
+    return OB_PRF_FULL;
+  }
+  if (p->n_vec > st->vec_free) {
+    *rid = OOO_RID_PRF_VEC;
+    return OB_PRF_FULL;
+  }
+  return OB_NONE;
+}
+
+/* Dedupe list of producers of one micro-op. */
+typedef struct srcset {
+  uint32_t prod[24];
+  uint32_t n;
+} srcset;
+
+static void dep_on(ooo_model *m, srcset *ss, uint32_t prod, uint32_t cons) {
+  for (uint32_t i = 0; i < ss->n; i++)
+    if (ss->prod[i] == prod) return;
+  if (ss->n < WI_ARRAY_LEN(ss->prod)) ss->prod[ss->n++] = prod;
+  link_add(m, prod, cons);
+  m->uops[cons].pending++;
+}
+
+static void dep_regs(ooo_model *m, srcset *ss, regset_t regs, uint32_t cons) {
+  while (regs) {
+    int r = __builtin_ctzll(regs);
+    regs &= regs - 1;
+    const ooo_map *e = &m->map[r];
+    if (!e->seq) continue;
+    const ooo_uop *p = &m->uops[e->slot];
+    if (p->seq != e->seq || p->state == US_DONE) continue;
+    dep_on(m, ss, e->slot, cons);
+  }
+}
+
+static inline uint32_t bind_port(ooo_model *m, uint32_t mask) {
+  ooo_state *st = m->st;
+  if (!(mask & (mask - 1))) {
+    uint32_t p = (uint32_t)__builtin_ctz(mask);
+    st->port_queued[p]++;
+    return p;
+  }
+  uint32_t best = 0, bq = UINT32_MAX;
+  for (uint32_t b = mask; b; b &= b - 1) {
+    uint32_t p = (uint32_t)__builtin_ctz(b);
+    if (st->port_queued[p] < bq) {
+      bq = st->port_queued[p];
+      best = p;
+    }
+  }
+  st->port_queued[best]++;
+  return best;
+}
+
+static inline uint32_t new_uop(ooo_model *m, uint32_t robidx, int kind, uint32_t ports, uint32_t lat,
+                               uint32_t occ, uint32_t cls, uint32_t idx, uint64_t now) {
+  ooo_state *st = m->st;
+  uint32_t slot = (uint32_t)(st->uop_tail++ & m->uop_mask);
+  ooo_uop *u = &m->uops[slot];
+  u->seq = ++st->uop_seq;
+  u->ready_cycle = now + 1;
+  u->rob = robidx;
+  u->dep_head = OOO_NIL;
+  u->ports = ports;
+  u->ready_by = OOO_NIL;
+  u->lat = (uint16_t)(lat > 65535 ? 65535 : lat);
+  u->occ = (uint16_t)(occ > 65535 ? 65535 : occ);
+  u->small[0] = u->small[1] = 0;
+  u->kind = (uint8_t)kind;
+  u->state = US_WAIT;
+  u->cls = (uint8_t)cls;
+  u->idx = (uint8_t)idx;
+  u->bind_by = OOO_FID_NONE;
+  u->fwd_fid = OOO_FID_NONE;
+  uint32_t pl = m->pool_of[kind];
+  u->pool = (uint8_t)pl;
+  u->sched_id = m->sched_free[pl][m->sched_cap[pl] - st->sched_used[pl] - 1];
+  st->sched_used[pl]++;
+  u->port = (uint8_t)bind_port(m, ports);
+  return slot;
+}
+
+static void apply_lat_mod(const ooo_fq *q, ooo_uop *u) {
+  if (!(q->mod & MOD_LAT)) return;
+  int64_t lat = q->lat_set >= 0 ? q->lat_set : (int64_t)u->lat;
+  lat += q->lat_add;
+  if (lat < 0) lat = 0;
+  if (lat > 65535) lat = 65535;
+  u->lat = (uint16_t)lat;
+}
+
+/* Rename and dispatch fetch-queue head q (resources were checked). */
+static void dispatch_one(ooo_model *m, ooo_fq *q, const plan *p, uint64_t now, const ooo_bind *bind) {
+  ooo_state *st = m->st;
+  const ooo_config *c = &m->cfg;
+  const ooo_tmpl *t = p->t;
+  bool wrong = (q->flags & FQ_WRONG) != 0;
+  uint64_t pos = st->rob_tail++;
+  uint32_t ri = (uint32_t)(pos & m->rob_mask);
+  ooo_rob *r = &m->rob[ri];
+  r->fid = q->fid;
+  r->pc = q->pc;
+  r->win = q->win;
+  r->fetch_cycle = q->fetch_cycle;
+  r->dispatch_cycle = now;
+  r->done_cycle = 0;
+  r->uop0 = st->uop_tail;
+  r->undo0 = st->undo_tail;
+  r->sq0 = st->sq_tail;
+  r->bck_at = q->bck_at;
+  r->sid = t->sid;
+  r->bck = q->bck;
+  r->flags = (uint16_t)((wrong ? RF_WRONG : 0) | (t->br ? RF_BRANCH : 0) | ((q->flags & FQ_MISPRED) ? RF_MISPRED : 0) |
+                        ((t->flags & TF_SERIAL) && !p->nop ? RF_SERIAL : 0) | ((q->flags & FQ_GATE) ? RF_GATE : 0));
+  r->n_uops = (uint8_t)p->nu;
+  r->left = (uint8_t)p->nu;
+  r->slots = (uint8_t)p->slots;
+  r->n_lq = (uint8_t)p->n_ld;
+  r->n_sq = (uint8_t)p->n_st;
+  r->n_undo = (uint8_t)p->n_undo;
+  r->n_int = (uint8_t)p->n_int;
+  r->n_vec = (uint8_t)p->n_vec;
+  r->br = t->br;
+  r->last_uop = OOO_NIL;
+  if (bind) r->bind_dispatch = *bind;
+  st->rob_slots += p->slots;
+  st->int_free -= p->n_int;
+  st->vec_free -= p->n_vec;
+  uint64_t sq_at = st->sq_tail;
+
+  /* Loads. */
+  uint32_t ld[OOO_MAX_LD];
+  uint32_t idx = 0;
+  bool mdp = false;
+  if (!wrong && p->n_ld) {
+    if (c->core.mem_dep == MDP_CONSERVATIVE) mdp = true;
+    else if (c->core.mem_dep == MDP_PREDICT) {
+      if (now - st->mdp_epoch >= c->core.mdp_reset) {
+        memset(m->mdp, 0, (size_t)1 << c->core.mdp_bits);
+        st->mdp_epoch = now - (now - st->mdp_epoch) % c->core.mdp_reset;
+      }
+      mdp = m->mdp[mdp_index(m, q->pc)] != 0;
+    }
+  }
+  for (uint32_t i = 0; i < p->n_ld; i++) {
+    uint64_t a = p->ld_addr[i], e = p->ld_end[i];
+    uint32_t occ = 1;
+    if (p->rep && e > a) occ = (uint32_t)((e - a + c->core.rep_bytes_per_cycle - 1) / c->core.rep_bytes_per_cycle);
+    uint32_t s = new_uop(m, ri, OOO_UOP_LOAD, c->ports.load, 0, occ, t->cls, idx++, now);
+    ooo_uop *u = &m->uops[s];
+    u->addr = a;
+    u->end = e;
+    u->sq_at = sq_at;
+    u->mdp = mdp;
+    if (p->pmem) u->pmem = 1;
+    u->dep_sq = !wrong && e > a ? find_dep_store(m, a, e) : UINT64_MAX;
+    srcset ss;
+    ss.n = 0;
+    dep_regs(m, &ss, p->addr, s);
+    m->lq[st->lq_tail++ & m->lq_mask] = q->fid;
+    ld[i] = s;
+  }
+  /* Computation chain. */
+  uint32_t prev = OOO_NIL;
+  for (uint32_t k = 0; k < p->n_exec; k++) {
+    const ooo_uop_spec *sp = &t->exec[k];
+    uint32_t lat = sp->latency + (k == 0 && p->rep ? c->core.rep_startup : 0);
+    uint32_t s = new_uop(m, ri, OOO_UOP_EXEC, sp->ports, lat, sp->occupancy, t->cls, idx++, now);
+    srcset ss;
+    ss.n = 0;
+    if (k == 0) {
+      dep_regs(m, &ss, p->src, s);
+      for (uint32_t i = 0; i < p->n_ld; i++) dep_on(m, &ss, ld[i], s);
+    } else {
+      dep_on(m, &ss, prev, s);
+    }
+    if (t->br && k == p->n_exec - 1) m->uops[s].br = 1;
+    prev = s;
+  }
+  uint32_t result = prev != OOO_NIL ? prev : (p->n_ld ? ld[p->n_ld - 1] : OOO_NIL);
+  if (result != OOO_NIL) {
+    ooo_uop *u = &m->uops[result];
+    u->last = 1;
+    if (u->kind == OOO_UOP_LOAD) {
+      if ((q->mod & MOD_LAT) && q->lat_set >= 0) {
+        u->pmem = 2;
+        u->lat = (uint16_t)(q->lat_set > 65535 ? 65535 : q->lat_set);
+      } else if (q->mod & MOD_LAT) {
+        u->lat = (uint16_t)(q->lat_add > 0 ? (q->lat_add > 65535 ? 65535 : q->lat_add) : 0);
+      }
+    } else {
+      apply_lat_mod(q, u);
+    }
+  }
+  /* Stores. */
+  for (uint32_t i = 0; i < p->n_st; i++) {
+    uint64_t spos = st->sq_tail++;
+    uint32_t si = (uint32_t)(spos & m->sq_mask);
+    uint32_t sa = new_uop(m, ri, OOO_UOP_STA, c->ports.sta, c->core.agu_latency, 1, t->cls, idx++, now);
+    srcset ss;
+    ss.n = 0;
+    dep_regs(m, &ss, p->addr, sa);
+    uint32_t sd = new_uop(m, ri, OOO_UOP_STD, c->ports.std, c->core.std_latency, 1, t->cls, idx++, now);
+    srcset ss2;
+    ss2.n = 0;
+    if (prev != OOO_NIL) {
+      dep_on(m, &ss2, prev, sd);
+    } else {
+      dep_regs(m, &ss2, p->src, sd);
+      for (uint32_t k = 0; k < p->n_ld; k++) dep_on(m, &ss2, ld[k], sd);
+    }
+    m->uops[sa].sq = si;
+    m->uops[sd].sq = si;
+    ooo_sq *s = &m->sq[si];
+    s->viol_seq = 0;
+    s->drain_next = 0;
+    s->retry = 0;
+    s->viol_slot = 0;
+    s->parts = 0;
+    s->std_done = 0;
+    s->filt = 0;
+    s->addr = p->st_addr[i];
+    s->size = p->st_size[i];
+    s->fid = q->fid;
+    s->pc = q->pc;
+    s->sid = t->sid;
+    s->sta_cycle = UINT64_MAX;
+    s->done = UINT64_MAX;
+    s->std_seq = m->uops[sd].seq;
+    s->std_slot = sd;
+    s->state = SQS_INFLIGHT;
+    s->wrong_path = wrong;
+    s->pmem = p->pmem;
+    if (!wrong && s->size) {
+      if (s->size <= 64) {
+        sfilt_add(m, s->addr, s->size, 1);
+        s->filt = 1;
+      } else {
+        st->big_stores++;
+        s->filt = 2;
+      }
+    }
+  }
+  /* Rename destinations. */
+  if (p->dst) {
+    ooo_map alias = {0, 0, 0};
+    if ((t->flags & TF_MOVE) && !p->nop) alias = m->map[__builtin_ctzll(p->src)];
+    regset_t d = p->dst;
+    while (d) {
+      int reg = __builtin_ctzll(d);
+      d &= d - 1;
+      ooo_undo *un = &m->undo[st->undo_tail++ & m->undo_mask];
+      un->old = m->map[reg];
+      un->reg = (uint32_t)reg;
+      ooo_map *e = &m->map[reg];
+      if (result != OOO_NIL) {
+        e->seq = m->uops[result].seq;
+        e->slot = result;
+      } else if ((t->flags & TF_MOVE) && !p->nop) {
+        *e = alias;
+      } else {
+        e->seq = 0;
+        e->slot = 0;
+      }
+    }
+  }
+  if (r->flags & RF_SERIAL) st->serial_fid = q->fid;
+  st->stats.dispatched[wrong ? 1 : 0]++;
+  if (!wrong && st->recovering) st->recovering = 0;
+  if (m->obs && m->obs->dispatch) {
+    ooo_ev e;
+    memset(&e, 0, sizeof e);
+    e.cycle = now;
+    e.fid = q->fid;
+    e.pc = q->pc;
+    e.sid = t->sid;
+    e.rid = OOO_RID_ROB + ri;
+    e.rid2 = p->nu ? OOO_RID_SCHED + m->uops[r->uop0 & m->uop_mask].pool * OOO_RID_POOL_STRIDE +
+                         m->uops[r->uop0 & m->uop_mask].sched_id
+                   : OOO_RID_NONE;
+    e.wrong_path = wrong;
+    e.slots = (uint8_t)p->slots;
+    e.by_fid = bind ? bind->by_fid : OOO_FID_NONE;
+    e.extra = bind ? bind->kind : OB_NONE;
+    m->obs->dispatch(m->obs_ctx, &e);
+  }
+  /* Micro-ops with every source ready go to their port's ready set (they issue from the
+   * next cycle on: issue runs before rename within a cycle). */
+  for (uint32_t k = 0; k < p->nu; k++) {
+    uint32_t s = (uint32_t)((r->uop0 + k) & m->uop_mask);
+    if (m->uops[s].pending == 0) make_ready(m, s);
+  }
+  if (!p->nu) { /* eliminated, nop: complete at rename (a nop one cycle later) */
+    r->flags |= RF_DONE;
+    r->done_cycle = now + (p->nop ? 1 : 0);
+    if (r->flags & RF_EXECUTED) {
+    } else {
+      r->flags |= RF_EXECUTED;
+      st->stats.executed[wrong ? 1 : 0]++;
+    }
+    if (m->obs && m->obs->complete) emit_complete(m, r, NULL, r->done_cycle);
+    if (r->flags & RF_MISPRED) { /* cannot happen (nop implies a perfect prediction) */
+      r->flags &= (uint16_t)~RF_MISPRED;
+    }
+  }
+}
+
+/* Top-down category for unfilled slots given why rename stopped. */
+static int slot_category(ooo_model *m, int stop, uint32_t used) {
+  ooo_state *st = m->st;
+  switch (stop) {
+  case OB_FRONTEND:
+  case OB_NONE:
+    if (st->recovering) return st->recovering == 2 ? OOO_SLOT_BAD_CLEAR : OOO_SLOT_BAD_BRANCH;
+    if (st->rob_slots >= m->cfg.core.rob) break; /* the back-end could not take anything anyway */
+    return used ? OOO_SLOT_FE_BANDWIDTH : OOO_SLOT_FE_LATENCY;
+  default: break;
+  }
+  if (stop == OB_SQ_FULL || stop == OB_LQ_FULL) return OOO_SLOT_BE_MEMORY;
+  if (st->rob_head < st->rob_tail) {
+    const ooo_rob *h = oo_rob(m, st->rob_head);
+    if (!(h->flags & RF_DONE) && (h->flags & RF_LOADMISS)) return OOO_SLOT_BE_MEMORY;
+  }
+  return OOO_SLOT_BE_CORE;
+}
+
+void oo_dispatch(ooo_model *m, uint64_t now) {
+  ooo_state *st = m->st;
+  uint32_t W = m->cfg.core.rename_width;
+  uint32_t used = 0;
+  int stop = OB_NONE;
+  uint32_t rid = OOO_RID_NONE;
+  uint64_t by = OOO_FID_NONE;
+  st->disp_wait = 0;
+  while (used < W) {
+    if (st->fq_head == st->fq_tail) {
+      stop = OB_FRONTEND;
+      st->disp_wait = 3;
+      break;
+    }
+    ooo_fq *q = oo_fq(m, st->fq_head);
+    if (q->avail > now) {
+      stop = OB_FRONTEND;
+      st->disp_wait = 2;
+      break;
+    }
+    plan *pp = (plan *)m->hp;
+    if (!m->hp_valid || m->hp_pos != st->fq_head || m->hp_fid != q->fid) {
+      make_plan(m, q, fq_tmpl(m, q), pp);
+      m->hp_valid = true;
+      m->hp_pos = st->fq_head;
+      m->hp_fid = q->fid;
+    }
+    const plan *const pl = pp;
+    const ooo_tmpl *t = pl->t;
+    if (used && used + pl->slots > W) {
+      stop = OB_WIDTH;
+      by = st->last_commit_fid;
+      break;
+    }
+    if (st->serial_fid != OOO_FID_NONE) {
+      stop = OB_SERIAL;
+      by = st->serial_fid;
+      st->disp_wait = 1;
+      break;
+    }
+    if ((t->flags & TF_SERIAL) && !pl->nop && st->rob_head != st->rob_tail) {
+      stop = OB_SERIAL;
+      by = oo_rob(m, st->rob_head)->fid;
+      st->disp_wait = 1;
+      break;
+    }
+    stop = check_resources(m, pl, &rid, &by);
+    if (stop != OB_NONE) {
+      if (stop == OB_SCHED_FULL && st->rob_head < st->rob_tail) by = oo_rob(m, st->rob_head)->fid;
+      st->disp_wait = 1;
+      break;
+    }
+    ooo_bind b, *bp = NULL;
+    if (m->obs) { /* the dispatch stage's binding constraint */
+      memset(&b, 0, sizeof b);
+      b.cycle = now;
+      if (q->avail >= now) {
+        b.kind = OB_FRONTEND;
+        b.rid = q->fe_rid;
+        b.by_fid = q->fe_by;
+      } else {
+        b.kind = st->stall.kind ? st->stall.kind : OB_FRONTEND;
+        b.rid = st->stall.rid;
+        b.by_fid = st->stall.by_fid;
+      }
+      bp = &b;
+    }
+    dispatch_one(m, q, pl, now, bp);
+    m->hp_valid = false;
+    st->fq_head++;
+    used += pl->slots;
+    by = q->fid; /* for a width stop: the previous instruction */
+  }
+  if (used >= W) {
+    /* all slots filled: a width stop if more is waiting */
+    if (st->fq_head != st->fq_tail && oo_fq(m, st->fq_head)->avail <= now) {
+      stop = OB_WIDTH;
+      st->stall.kind = OB_WIDTH;
+      st->stall.rid = OOO_RID_RENAME;
+      st->stall.by_fid = by;
+    } else {
+      stop = OB_NONE;
+    }
+    st->disp_wait = 0;
+  } else if (stop != OB_FRONTEND) {
+    st->stall.kind = (uint8_t)stop;
+    st->stall.rid = stop == OB_WIDTH ? OOO_RID_RENAME : rid;
+    st->stall.by_fid = by;
+    if (stop == OB_WIDTH) st->disp_wait = 0;
+  }
+  st->disp_stop = (uint8_t)stop;
+  if (stop != OB_NONE) st->stats.dispatch_stall[stop]++;
+  uint32_t unfilled = W - (used < W ? used : W);
+  int cat = OOO_SLOT_FE_LATENCY;
+  if (unfilled) {
+    cat = slot_category(m, stop, used);
+    st->stats.slots[cat] += unfilled;
+  }
+  st->idle_cat = (uint8_t)slot_category(m, stop == OB_WIDTH ? OB_NONE : stop, 0);
+  if (m->obs && m->obs->slots) {
+    ooo_slot_ev e;
+    memset(&e, 0, sizeof e);
+    e.cycle = now;
+    e.n_cycles = 1;
+    if (unfilled) e.slots[cat] = (uint8_t)unfilled;
+    e.filled = (uint8_t)(used < W ? used : W);
+    m->obs->slots(m->obs_ctx, &e);
+  }
+}
+
+/* ---- commit ----------------------------------------------------------------------------------------- */
+
+static void emit_commit(ooo_model *m, ooo_rob *r, uint64_t now, const ooo_bind *cb) {
+  ooo_commit_ev e;
+  memset(&e, 0, sizeof e);
+  e.cycle = now;
+  e.fid = r->fid;
+  e.pc = r->pc;
+  e.sid = r->sid;
+  e.rob = OOO_RID_ROB + (uint32_t)(r - m->rob);
+  e.fetch_cycle = r->fetch_cycle;
+  e.dispatch_cycle = r->dispatch_cycle;
+  e.complete_cycle = r->done_cycle;
+  e.slots = r->slots;
+  e.mispredicted = r->bck != OOO_NIL && m->bck[r->bck].mispred;
+  e.bind[OOO_STAGE_DISPATCH] = r->bind_dispatch;
+  e.bind[OOO_STAGE_COMMIT] = *cb;
+  if (r->last_uop != OOO_NIL) {
+    const ooo_uop *u = &m->uops[r->last_uop];
+    e.bind[OOO_STAGE_COMPLETE].kind = u->done_kind;
+    e.bind[OOO_STAGE_COMPLETE].rid = OOO_RID_PORT + u->port;
+    e.bind[OOO_STAGE_COMPLETE].by_fid = u->fwd_fid != OOO_FID_NONE ? u->fwd_fid : r->fid;
+    e.bind[OOO_STAGE_COMPLETE].cycle = r->done_cycle;
+    /* issue: follow the operand chain inside the instruction to its root */
+    for (int guard = 0; guard < OOO_MAX_UOPS; guard++) {
+      if (u->bind_kind != OB_OPERAND || u->ready_by == OOO_NIL) break;
+      const ooo_uop *pu = &m->uops[u->ready_by];
+      if (pu->rob != u->rob || pu->seq > u->seq || pu->seq < m->uops[r->uop0 & m->uop_mask].seq) break;
+      u = pu;
+    }
+    e.bind[OOO_STAGE_ISSUE].kind = u->bind_kind;
+    e.bind[OOO_STAGE_ISSUE].rid = u->bind_kind == OB_OPERAND ? OOO_RID_NONE : u->bind_rid;
+    e.bind[OOO_STAGE_ISSUE].by_fid = u->bind_by;
+    e.bind[OOO_STAGE_ISSUE].cycle = u->issue_cycle;
+    e.issue_cycle = u->issue_cycle;
+  } else {
+    e.bind[OOO_STAGE_ISSUE].kind = OB_DISPATCHED;
+    e.bind[OOO_STAGE_ISSUE].by_fid = OOO_FID_NONE;
+    e.bind[OOO_STAGE_ISSUE].cycle = r->dispatch_cycle;
+    e.bind[OOO_STAGE_COMPLETE].kind = OB_EXEC;
+    e.bind[OOO_STAGE_COMPLETE].by_fid = r->fid;
+    e.bind[OOO_STAGE_COMPLETE].cycle = r->done_cycle;
+    e.issue_cycle = r->dispatch_cycle;
+  }
+  m->obs->commit(m->obs_ctx, &e);
+}
+
+void oo_commit(ooo_model *m, uint64_t now) {
+  ooo_state *st = m->st;
+  const ooo_core_config *c = &m->cfg.core;
+  uint32_t n = 0;
+  st->commit_stall = OB_NONE;
+  while (n < c->commit_width && st->rob_head < st->rob_tail) {
+    ooo_rob *r = oo_rob(m, st->rob_head);
+    if (!(r->flags & RF_DONE) || r->done_cycle + c->commit_latency > now) {
+      if (!(r->flags & RF_DONE)) st->commit_stall = (r->flags & RF_LOADMISS) ? OB_L2 : OB_EXEC;
+      else st->commit_stall = OB_COMPLETION;
+      break;
+    }
+    if (m->obs && m->obs->commit) { /* binding of the commit stage */
+      ooo_bind cb;
+      memset(&cb, 0, sizeof cb);
+      cb.cycle = now;
+      if (r->done_cycle + c->commit_latency >= now) {
+        cb.kind = OB_COMPLETION;
+        cb.by_fid = r->fid;
+      } else if (st->last_commit_cycle == now && st->stats.insns) {
+        cb.kind = OB_PREV_COMMIT;
+        cb.by_fid = st->last_commit_fid;
+      } else {
+        cb.kind = OB_COMMIT_WIDTH;
+        cb.rid = OOO_RID_COMMIT;
+        cb.by_fid = st->last_commit_fid;
+      }
+      emit_commit(m, r, now, &cb);
+    }
+    st->stats.insns++;
+    st->stats.uops += r->n_uops;
+    st->stats.slots[OOO_SLOT_RETIRING] += r->slots;
+    ooo_sid_stats *ss = m->sid_stats ? &m->sid_stats[r->sid] : NULL;
+    if (ss) {
+      ss->count++;
+      uint64_t since = max64(st->stats.insns > 1 ? st->last_commit_cycle : 0, r->dispatch_cycle);
+      ss->head_cycles += now > since ? now - since : 0;
+    }
+    if (r->flags & RF_BRANCH) {
+      st->stats.branches[r->br]++;
+      if (r->bck != OOO_NIL) {
+        const ooo_bck *b = &m->bck[r->bck];
+        if (b->mispred) {
+          if (getenv("OOO_DEBUG_RET") && r->br == BR_RET && m->cfg.bp.ras_repair == 2) fprintf(stderr, "ret mispred fid %llu pc %llx actual %llx cycle %llu\n", (unsigned long long)r->fid, (unsigned long long)r->pc, (unsigned long long)b->next_pc, (unsigned long long)now);
+          st->stats.mispredicts[r->br]++;
+          if (ss) ss->mispredicts++;
+        }
+        oo_train_branch(m, r->bck);
+        st->bck_head++;
+      }
+    }
+    for (uint32_t k = 0; k < r->n_lq; k++) { /* loads are the first micro-ops */
+      const ooo_uop *u = &m->uops[(r->uop0 + k) & m->uop_mask];
+      int lv = u->done_kind == OB_FORWARD ? 0 : u->done_kind - OB_L1;
+      if (lv < 0 || lv > 3) lv = 0;
+      st->stats.load_level[lv]++;
+      if (ss) {
+        if (lv >= 1) ss->l1d_misses++;
+        if (lv >= 2) ss->l2_misses++;
+        if (lv >= 3) ss->llc_misses++;
+      }
+    }
+    st->stats.loads += r->n_lq;
+    st->stats.stores += r->n_sq;
+    st->lq_head += r->n_lq;
+    for (uint32_t j = 0; j < r->n_sq; j++) m->sq[(r->sq0 + j) & m->sq_mask].state = SQS_SENIOR;
+    st->sq_commit += r->n_sq;
+    st->int_free += r->n_int;
+    st->vec_free += r->n_vec;
+    st->rob_slots -= r->slots;
+    st->uop_head = r->uop0 + r->n_uops;
+    st->undo_head = r->undo0 + r->n_undo;
+    const ooo_win *w = oo_win(m, r->win);
+    st->mem_head = w->mem_pos + w->n_mem;
+    st->win_head++;
+    if (st->serial_fid == r->fid) st->serial_fid = OOO_FID_NONE;
+    st->last_commit_cycle = now;
+    st->last_commit_fid = r->fid;
+    st->rob_head++;
+    n++;
+  }
+}
+
+/* ---- store drain --------------------------------------------------------------------------------------- */
+
+void oo_drain(ooo_model *m, uint64_t now) {
+  ooo_state *st = m->st;
+  /* free written stores in order */
+  while (st->sq_head < st->sq_drain) {
+    ooo_sq *s = &m->sq[st->sq_head & m->sq_mask];
+    if (s->parts || s->done > now) break;
+    s->state = SQS_WRITTEN;
+    store_filter_release(m, s);
+    st->sq_head++;
+  }
+  uint32_t budget = m->cfg.core.store_drain_width;
+  while (budget && st->sq_drain < st->sq_commit) {
+    uint64_t pos = st->sq_drain;
+    ooo_sq *s = &m->sq[pos & m->sq_mask];
+    if (s->state == SQS_SENIOR) {
+      s->state = SQS_WRITING;
+      s->drain_next = s->addr;
+      s->done = now;
+      s->parts = 0;
+      s->retry = 0;
+    }
+    if (s->retry > now) break;
+    uint64_t end = s->addr + s->size;
+    if (s->pmem || !s->size) {
+      s->drain_next = end;
+      s->done = now + 1;
+    }
+    mem_req q;
+    q.pc = s->pc;
+    q.fid = s->fid;
+    q.tag = ((uint32_t)TAG_STORE << 30) | (uint32_t)(pos & m->sq_mask);
+    q.type = MREQ_STORE;
+    q.wrong_path = 0;
+    while (budget && s->drain_next < end) {
+      uint64_t le = (s->drain_next | (m->line_bytes - 1)) + 1;
+      uint64_t e = le < end ? le : end;
+      q.addr = s->drain_next;
+      q.size = (uint32_t)(e - s->drain_next);
+      uint64_t ready = now;
+      int rc = mem_access(m->memsys, &q, now, &ready);
+      if (rc == MEM_BLOCKED) {
+        s->retry = ready > now ? ready : now + 1;
+        return;
+      }
+      if (rc == MEM_DONE) {
+        if (ready > s->done) s->done = ready;
+      } else {
+        s->parts++;
+      }
+      s->drain_next = e;
+      budget--;
+    }
+    if (s->drain_next >= end) st->sq_drain++;
+    else break;
+  }
+}
+
+/* ---- cycle skipping --------------------------------------------------------------------------------------- */
+
+uint64_t oo_backend_next(const ooo_model *m, uint64_t now) {
+  const ooo_state *st = m->st;
+  if (st->rdy_ports) return now + 1;
+  uint64_t next = UINT64_MAX;
+  if (st->disp_wait == 0) return now + 1;
+  if (st->rob_head < st->rob_tail) {
+    const ooo_rob *h = &m->rob[st->rob_head & m->rob_mask];
+    if (h->flags & RF_DONE) next = max64(now + 1, h->done_cycle + m->cfg.core.commit_latency);
+  }
+  if (st->sq_drain < st->sq_commit) {
+    const ooo_sq *s = &m->sq[st->sq_drain & m->sq_mask];
+    uint64_t t = max64(now + 1, s->state == SQS_WRITING ? s->retry : 0);
+    if (t < next) next = t;
+  }
+  if (st->sq_head < st->sq_drain) {
+    const ooo_sq *s = &m->sq[st->sq_head & m->sq_mask];
+    if (!s->parts) {
+      uint64_t t = max64(now + 1, s->done);
+      if (t < next) next = t;
+    }
+  }
+  if (st->disp_wait != 1 && st->fq_head < st->fq_tail) {
+    uint64_t t = max64(now + 1, m->fq[st->fq_head & m->fq_mask].avail);
+    if (t < next) next = t;
+  }
+  return next;
+}

@@ -1,0 +1,416 @@
+/* ooo_front.c — the out-of-order model's front-end: trace window, fetch with branch prediction
+ * (direction, BTB, indirect, RAS), wrong-path fetch from the code image, fetch policies,
+ * instruction cache, redirects and predictor repair/training. */
+#include <string.h>
+
+#include "ooo_int.h"
+
+/* ---- the trace window ------------------------------------------------------------------------- */
+
+/* Read more correct-path instructions from the trace into the window. Returns true when an
+ * instruction is available at win_fetch. */
+bool oo_fill_window(ooo_model *m) {
+  ooo_state *st = m->st;
+  if (st->win_fetch < st->win_fill) return true;
+  if (st->trace_end) return false;
+  if (st->need_seek) {
+    if (trace_cursor_seek(m->cur, st->next_index, &m->err)) {
+      m->failed = true;
+      return false;
+    }
+    m->batch.n = 0;
+    m->batch_pos = 0;
+    st->need_seek = false;
+  }
+  uint32_t filled = 0;
+  uint64_t mem_cap = (uint64_t)m->mem_mask + 1;
+  while (filled < 64 && st->win_fill - st->win_head < m->win_cap) {
+    if (m->batch_pos >= m->batch.n) {
+      if (trace_cursor_next(m->cur, &m->batch, &m->err)) {
+        m->failed = true;
+        return false;
+      }
+      m->batch_pos = 0;
+      if (!m->batch.n) {
+        st->trace_end = true;
+        break;
+      }
+    }
+    const trace_insn *ti = &m->batch.insns[m->batch_pos];
+    uint64_t index = m->batch.first_index + m->batch_pos;
+    uint32_t nm = ti->n_mem < OOO_WIN_MEM ? ti->n_mem : OOO_WIN_MEM;
+    if (st->mem_fill + nm - st->mem_head > mem_cap) break;
+    m->batch_pos++;
+    st->next_index = index + 1;
+    if (ti->flags & TI_LAST) st->trace_end = true;
+    ooo_win *w = oo_win(m, st->win_fill);
+    if (__builtin_expect(m->filter != NULL, 0)) {
+      ooo_mod mod = {.lat_set = -1};
+      m->filter(m->filter_ctx, index, ti, trace_decoded(m->trace, ti->sid), false, &mod);
+      if (mod.drop) {
+        if (st->trace_end) break;
+        continue;
+      }
+      w->mod = (uint8_t)((mod.nop ? MOD_NOP | MOD_PBRANCH : 0) | (mod.perfect_branch ? MOD_PBRANCH : 0) |
+                         (mod.perfect_mem ? MOD_PMEM : 0) | (mod.lat_add || mod.lat_set >= 0 ? MOD_LAT : 0));
+      w->lat_add = mod.lat_add;
+      w->lat_set = mod.lat_set;
+    } else {
+      w->mod = 0;
+    }
+    w->index = index;
+    w->pc = ti->pc;
+    w->next_pc = ti->next_pc;
+    w->sid = ti->sid;
+    w->rep = ti->rep;
+    w->flags = ti->flags;
+    w->n_mem = (uint16_t)nm;
+    w->mem_pos = st->mem_fill;
+    if (nm) {
+      const trace_mem *src = m->batch.mems + ti->mem_off;
+      uint64_t at = st->mem_fill & m->mem_mask;
+      if (at + nm <= (uint64_t)m->mem_mask + 1) memcpy(&m->mem[at], src, nm * sizeof *src);
+      else
+        for (uint32_t i = 0; i < nm; i++) m->mem[(st->mem_fill + i) & m->mem_mask] = src[i];
+    }
+    st->mem_fill += nm;
+    st->win_fill++;
+    filled++;
+    if (st->trace_end) break;
+  }
+  return st->win_fetch < st->win_fill;
+}
+
+/* ---- predictor repair and training ------------------------------------------------------------- */
+
+/* Restore the front-end state saved at checkpoint `bck` (history, RAS per policy); with
+ * apply_outcome, then apply the branch's actual outcome (after a misprediction). */
+void oo_restore_branch(ooo_model *m, uint32_t bck, bool apply_outcome) {
+  ooo_state *st = m->st;
+  const ooo_bck *b = &m->bck[bck];
+  int pol = m->cfg.bp.ras_repair;
+  st->hist = b->h;
+  ras_restore(&st->ras, m->ras_e, m->ras_depth, pol, &b->ras,
+              m->bck_ras ? m->bck_ras + (size_t)bck * m->ras_depth : NULL);
+  if (!apply_outcome) return;
+  bp_hist_push(&m->geom, &st->hist, m->hist_ring, b->pc, b->taken);
+  if (pol != RAS_REPAIR_NONE) {
+    if (br_is_call(b->br)) ras_push(&st->ras, m->ras_e, m->ras_depth, b->fall);
+    else if (b->br == BR_RET) {
+      uint64_t a;
+      ras_pop(&st->ras, m->ras_e, m->ras_depth, &a);
+    }
+  }
+}
+
+/* Train the predictors with a committed branch. */
+void oo_train_branch(ooo_model *m, uint32_t bck) {
+  const ooo_bck *b = &m->bck[bck];
+  const bp_config *c = &m->cfg.bp;
+  switch (b->br) {
+  case BR_COND:
+    m->bp->update(m->bp_state, &m->geom, b->pc, b->taken, &b->meta);
+    if (m->cfg.fe.wrong_path == WP_CONFIDENCE) bp_conf_update(m->conf, c, b->conf_idx, !b->mispred);
+    break;
+  case BR_IND_JUMP:
+  case BR_IND_CALL: bp_ind_update(m->ind, c, b->ind_idx, b->pc, b->next_pc); break;
+  default: break;
+  }
+  if (b->taken && b->br != BR_RET) bp_btb_update(m->btb, c, b->pc, b->next_pc);
+}
+
+/* Fetch resumes on the correct path at window position win_pos after `penalty` cycles. */
+void oo_redirect(ooo_model *m, uint64_t now, uint64_t fid, uint64_t win_pos, uint32_t penalty, int cause) {
+  ooo_state *st = m->st;
+  st->wrong = false;
+  st->win_fetch = win_pos;
+  st->fstall = FS_RUN;
+  st->fetch_resume = now + (penalty ? penalty : 1);
+  st->ic_line = UINT64_MAX;
+  st->ic_gen++;
+  st->fe_by = fid;
+  st->fe_rid = OOO_RID_FETCH;
+  st->redirect_fid = fid;
+  st->recovering = (uint8_t)(1 + cause);
+  st->gate_fid = OOO_FID_NONE;
+  st->wp_since = 0;
+}
+
+/* ---- instruction cache ---------------------------------------------------------------------------- */
+
+void oo_icache_done(ooo_model *m, uint32_t tag, uint64_t cycle) {
+  ooo_state *st = m->st;
+  if ((tag & 0x3fffffffu) != (st->ic_gen & 0x3fffffffu) || st->fstall != FS_ICACHE) return;
+  st->fstall = FS_RUN;
+  uint64_t r = cycle > m->l1i_lat ? cycle - m->l1i_lat : 0;
+  st->fetch_resume = r > st->now ? r : st->now;
+}
+
+/* Access the line holding pc; true when fetch may proceed this cycle. */
+static bool icache_access(ooo_model *m, uint64_t now, uint64_t pc, uint64_t line, uint64_t fid) {
+  ooo_state *st = m->st;
+  st->ic_gen++;
+  mem_req r;
+  r.addr = line << m->line_shift;
+  r.pc = pc;
+  r.fid = fid;
+  r.size = m->line_bytes;
+  r.tag = ((uint32_t)TAG_IFETCH << 30) | (st->ic_gen & 0x3fffffffu);
+  r.type = MREQ_IFETCH;
+  r.wrong_path = st->wrong;
+  uint64_t ready = now;
+  int rc = mem_access(m->memsys, &r, now, &ready);
+  st->ic_line = line;
+  if (rc == MEM_DONE) {
+    if (ready <= now + m->l1i_lat) return true;
+    st->fetch_resume = ready - m->l1i_lat;
+    st->fe_rid = OOO_RID_ICACHE;
+    return false;
+  }
+  st->fe_rid = OOO_RID_ICACHE;
+  if (rc == MEM_PENDING) {
+    st->fstall = FS_ICACHE;
+    return false;
+  }
+  st->ic_line = UINT64_MAX; /* blocked: access again */
+  st->fetch_resume = ready > now ? ready : now + 1;
+  return false;
+}
+
+/* ---- fetch ------------------------------------------------------------------------------------------ */
+
+static void call_wp_filter(ooo_model *m, const ooo_tmpl *t, ooo_fq *q) {
+  trace_insn ti;
+  memset(&ti, 0, sizeof ti);
+  ti.pc = t->pc;
+  ti.next_pc = t->pc + t->len;
+  ti.sid = t->sid;
+  ti.rep = 1;
+  ti.len = t->len;
+  ooo_mod mod = {.lat_set = -1};
+  m->filter(m->filter_ctx, UINT64_MAX, &ti, t->di, true, &mod);
+  q->mod = (uint8_t)((mod.nop ? MOD_NOP | MOD_PBRANCH : 0) | (mod.perfect_branch ? MOD_PBRANCH : 0) |
+                     (mod.perfect_mem ? MOD_PMEM : 0) | (mod.lat_add || mod.lat_set >= 0 ? MOD_LAT : 0));
+  q->lat_add = mod.lat_add;
+  q->lat_set = mod.lat_set;
+}
+
+void oo_fetch(ooo_model *m, uint64_t now) {
+  ooo_state *st = m->st;
+  st->fe_block = 0;
+  if (st->fstall != FS_RUN || now < st->fetch_resume) return;
+  const ooo_fe_config *fc = &m->cfg.fe;
+  const bp_config *bc = &m->cfg.bp;
+  uint32_t n = 0, taken = 0, bytes = 0;
+  while (n < fc->fetch_width) {
+    if (st->fq_tail - st->fq_head >= fc->fetch_queue) {
+      st->fe_block = 1;
+      break;
+    }
+    const ooo_tmpl *t;
+    ooo_win *w = NULL;
+    uint64_t pc;
+    if (!st->wrong) {
+      if (st->win_fetch == st->win_fill && !oo_fill_window(m)) {
+        if (!m->failed) st->fstall = FS_END;
+        break;
+      }
+      w = oo_win(m, st->win_fetch);
+      pc = w->pc;
+      t = oo_tmpl_sid(m, w->sid);
+    } else {
+      pc = st->wp_pc;
+      t = oo_tmpl_pc(m, pc);
+      if (!t) { /* no code here: the wrong path ends until the redirect */
+        st->fstall = FS_MISPRED;
+        break;
+      }
+    }
+    if (n && bytes + t->len > fc->fetch_bytes) break;
+    if (!st->wrong && t->br && st->bck_tail - st->bck_head >= fc->branch_checkpoints) {
+      st->fe_block = 1;
+      st->fe_rid = OOO_RID_BPRED;
+      break;
+    }
+    uint64_t line = pc >> m->line_shift;
+    if (line != st->ic_line) {
+      uint32_t nd = fc->uop_cache_lines;
+      uint64_t *d = nd ? &m->dsb[line & (nd - 1)] : NULL;
+      if (d && *d == line + 1) {
+        st->ic_line = line; /* delivered by the uop cache */
+      } else {
+        if (!icache_access(m, now, pc, line, st->wrong ? (OOO_FID_WRONG | st->wp_count) : w->index)) break;
+        if (d) *d = line + 1;
+      }
+    }
+
+    /* The fetch-queue entry. */
+    ooo_fq *q = oo_fq(m, st->fq_tail);
+    q->pc = pc;
+    q->fetch_cycle = now;
+    q->avail = now + fc->fetch_to_rename;
+    q->fe_by = st->fe_by;
+    q->fe_rid = st->fe_rid;
+    st->fe_by = OOO_FID_NONE;
+    st->fe_rid = OOO_RID_FETCH;
+    q->bck = OOO_NIL;
+    q->bck_at = st->bck_tail;
+    q->flags = 0;
+    q->wp_addr[0] = q->wp_addr[1] = 0;
+    bool perfect = fc->perfect_branch;
+    if (w) {
+      q->fid = w->index;
+      q->tid = w->sid;
+      q->win = st->win_fetch;
+      q->mod = w->mod;
+      if (__builtin_expect(w->mod != 0, 0)) {
+        q->lat_add = w->lat_add;
+        q->lat_set = w->lat_set;
+        if (w->mod & MOD_PBRANCH) perfect = true;
+      }
+      /* remember addresses for wrong-path executions of this PC */
+      uint64_t *la = &m->last_addr[(size_t)w->sid * 2];
+      for (uint32_t i = 0; i < w->n_mem && i < 2; i++) la[i] = m->mem[(w->mem_pos + i) & m->mem_mask].addr;
+      st->stats.fetched[0]++;
+    } else {
+      q->fid = OOO_FID_WRONG | st->wp_count++;
+      q->tid = t->sid != UINT32_MAX ? t->sid : OOO_TID_PC;
+      q->win = 0;
+      q->flags = FQ_WRONG;
+      q->mod = 0;
+      q->lat_add = 0;
+      q->lat_set = -1;
+      if (t->sid != UINT32_MAX) {
+        const uint64_t *la = &m->last_addr[(size_t)t->sid * 2];
+        q->wp_addr[0] = la[0];
+        q->wp_addr[1] = la[1];
+      }
+      if (m->filter) call_wp_filter(m, t, q);
+      if (q->mod & MOD_PBRANCH) perfect = true;
+      st->stats.fetched[1]++;
+      st->wp_since++;
+    }
+    if (m->obs && m->obs->fetch) {
+      ooo_ev e;
+      memset(&e, 0, sizeof e);
+      e.cycle = now;
+      e.fid = q->fid;
+      e.pc = pc;
+      e.sid = t->sid;
+      e.rid = OOO_RID_FETCH;
+      e.wrong_path = st->wrong;
+      m->obs->fetch(m->obs_ctx, &e);
+    }
+    n++;
+    bytes += t->len;
+    st->fq_tail++;
+    uint64_t fall = pc + t->len;
+    uint64_t next = fall;
+    bool stop = false;
+
+    if (t->br) {
+      /* Checkpoint (correct path) before the branch updates history and RAS. */
+      ooo_bck *b = NULL;
+      uint32_t bi = OOO_NIL;
+      if (w) {
+        bi = (uint32_t)(st->bck_tail & m->bck_mask);
+        b = &m->bck[bi];
+        b->h = st->hist;
+        ras_save(&st->ras, m->ras_e, &b->ras);
+        if (m->bck_ras) memcpy(m->bck_ras + (size_t)bi * m->ras_depth, m->ras_e, m->ras_depth * 8);
+        b->pc = pc;
+        b->fall = fall;
+        b->next_pc = w->next_pc;
+        b->br = t->br;
+        b->taken = w->next_pc != fall || t->br != BR_COND;
+        b->mispred = 0;
+        q->bck = bi;
+        st->bck_tail++;
+      }
+      bool ptaken = true, btb_hit = true;
+      uint64_t ptarget = fall, tmp;
+      bp_meta meta;
+      uint32_t ind_idx = 0, conf_idx = 0;
+      switch (t->br) {
+      case BR_COND:
+        ptaken = m->bp->predict(m->bp_state, &m->geom, &st->hist, pc, &meta);
+        ptarget = t->target;
+        if (ptaken) btb_hit = bp_btb_lookup(m->btb, bc, pc, &tmp);
+        break;
+      case BR_JUMP:
+      case BR_CALL:
+        ptarget = t->target;
+        btb_hit = bp_btb_lookup(m->btb, bc, pc, &tmp);
+        break;
+      case BR_IND_JUMP:
+      case BR_IND_CALL:
+        ind_idx = bp_ind_index(bc, &st->hist, pc);
+        if (!bp_ind_lookup(m->ind, bc, ind_idx, pc, &ptarget) && !bp_btb_lookup(m->btb, bc, pc, &ptarget))
+          ptarget = fall;
+        break;
+      case BR_RET:
+        if (!ras_pop(&st->ras, m->ras_e, m->ras_depth, &ptarget)) ptarget = fall;
+        break;
+      default: break;
+      }
+      if (t->br == BR_COND && fc->wrong_path == WP_CONFIDENCE) conf_idx = bp_conf_index(bc, &st->hist, pc);
+      if (br_is_call(t->br)) ras_push(&st->ras, m->ras_e, m->ras_depth, fall);
+      if (w && perfect && !(w->flags & TI_ASYNC)) {
+        ptaken = w->next_pc != fall || t->br != BR_COND;
+        ptarget = w->next_pc;
+        btb_hit = true;
+      }
+      next = ptaken ? ptarget : fall;
+      bp_hist_push(&m->geom, &st->hist, m->hist_ring, pc, ptaken);
+      if (ptaken) q->flags |= FQ_TAKEN;
+      if (b) {
+        b->meta = meta;
+        b->ind_idx = ind_idx;
+        b->conf_idx = conf_idx;
+        b->pred_taken = ptaken;
+        if (!(w->flags & TI_ASYNC) && next != w->next_pc) {
+          b->mispred = 1;
+          q->flags |= FQ_MISPRED;
+        }
+      }
+      if (!btb_hit && ptaken && (t->br == BR_COND || t->br == BR_JUMP || t->br == BR_CALL)) {
+        /* The decoder finds the taken direct branch: insert it, bubble. */
+        bp_btb_update(m->btb, bc, pc, t->target);
+        if (w) st->stats.btb_bubbles++;
+        st->fetch_resume = now + fc->btb_miss_penalty;
+        st->fe_rid = OOO_RID_BPRED;
+        stop = true;
+      }
+      if (t->br == BR_COND && fc->wrong_path == WP_CONFIDENCE && !perfect && !bp_conf_high(m->conf, bc, conf_idx)) {
+        q->flags |= FQ_GATE;
+        st->fstall = FS_GATE;
+        st->gate_fid = q->fid;
+        stop = true;
+      }
+      if (ptaken && ++taken >= fc->fetch_taken) stop = true;
+    }
+
+    if (w) {
+      st->win_fetch++;
+      if (q->flags & FQ_MISPRED) {
+        st->wrong = true;
+        st->wp_pc = next;
+        st->wp_since = 0;
+        if (fc->wrong_path == WP_OFF) {
+          st->fstall = FS_MISPRED;
+          stop = true;
+        }
+      } else if (w->next_pc != next) {
+        /* an asynchronous transfer (signal, sigreturn): follow the trace */
+        st->ic_line = UINT64_MAX;
+      }
+    } else {
+      st->wp_pc = next;
+      if (fc->wrong_path == WP_CAP && st->wp_since >= fc->wrong_path_cap) {
+        st->fstall = FS_MISPRED;
+        stop = true;
+      }
+    }
+    if (stop) break;
+  }
+}

@@ -1,0 +1,485 @@
+/* ooo_int.h — private layout of the out-of-order model, shared by ooo_model.c (lifecycle, run
+ * loop, timing wheel, checkpoints), ooo_front.c (fetch, prediction, repair), ooo_back.c
+ * (rename/dispatch, issue, completion, load/store queues, commit, squash), ooo_stats.c and
+ * ooo_config.c.
+ *
+ * Layout. `ooo_model` holds the configuration, the trace, caches and pointers; every array the
+ * simulation mutates lives in one state block (`blk`) that starts with `ooo_state` (scalars)
+ * and holds only indices, never pointers, so ooo_copy is a memcpy. Rings are powers of two and
+ * indexed by free-running 64-bit positions (& mask).
+ *
+ * Hot-path structures:
+ *   - window (win): correct-path instructions read from the trace, from the oldest uncommitted
+ *     one to the fill point; refetched from here after a machine clear;
+ *   - fetch queue (fq): fetched instructions waiting for rename (both paths);
+ *   - ROB (rob): renamed instructions; their micro-ops are contiguous in the uop ring;
+ *   - uops: one entry per micro-op; producer -> consumer links are nodes from a pool
+ *     (singly linked, validated lazily by the consumer's sequence number);
+ *   - per-port ready bitmaps over the uop ring: the oldest ready micro-op of a port is the first
+ *     set bit from the ring head (oldest-ready-first without scanning the scheduler);
+ *   - timing wheel of OOO_WHEEL buckets (doubly linked lists through the uops, so a squash
+ *     unlinks in O(1)); events further than the wheel are parked in the last bucket and
+ *     re-inserted when reached; a bitmap finds the next non-empty bucket for cycle skipping;
+ *   - store queue (sq) in program order, including committed stores not yet written.
+ */
+#ifndef WHATIF_OOO_INT_H
+#define WHATIF_OOO_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "decode.h"
+#include "ooo.h"
+#include "ras.h"
+
+#define OOO_NIL UINT32_MAX
+#define OOO_WHEEL 1024u      /* timing-wheel buckets (cycles) */
+#define OOO_MAX_LD 8         /* load micro-ops per instruction (further reads are dropped) */
+#define OOO_MAX_ST 4         /* store entries per instruction (further writes merge into the last) */
+#define OOO_MAX_UOPS (OOO_MAX_CLASS_UOPS + OOO_MAX_LD + 2 * OOO_MAX_ST)
+#define OOO_WIN_MEM 16       /* accesses kept per window instruction */
+#define OOO_SFILT 4096       /* store filter counters (8-byte granules) */
+#define OOO_TID_PC UINT32_MAX /* fq entry: template found by PC (wrong-path PC with no sid) */
+
+/* ---- static micro-op templates (not state) --------------------------------------------------- */
+
+enum {
+  TF_SERIAL = 1 << 0,   /* drain before and after */
+  TF_ELIM = 1 << 1,     /* eliminated at rename (zero idiom, move, nop): no micro-op */
+  TF_ZERO = 1 << 2,     /* zero idiom: destinations ready, no sources */
+  TF_MOVE = 1 << 3,     /* eliminated move: destination aliases the source's producer */
+  TF_STACK = 1 << 4,    /* push/pop/call/ret under the stack engine */
+  TF_REP = 1 << 5,      /* string instruction with a rep prefix */
+  TF_NOCODE = 1 << 6,   /* no code bytes at this PC (wrong path ends) */
+};
+
+typedef struct ooo_tmpl {
+  uint64_t pc, target;
+  regset_t src, addr_src, dst;
+  uint32_t sid;             /* UINT32_MAX if never executed on the correct path */
+  uint16_t flags;           /* TF_* */
+  uint8_t cls, br, len;
+  uint8_t n_exec;           /* computation micro-ops */
+  uint8_t n_mem_def;        /* default accesses (wrong path): from the trace's static table or
+                               the decoder */
+  uint8_t n_int, n_vec;     /* physical registers its destinations take (0 when eliminated) */
+  uint8_t n_dst, n_src;     /* destination registers; source + address registers */
+  uint8_t mem_store_def;    /* bit i: default access i writes */
+  uint16_t mem_size_def[2];
+  ooo_uop_spec exec[OOO_MAX_CLASS_UOPS];
+  const dec_insn *di;       /* decoded record (pointer into the trace or the decode cache) */
+} ooo_tmpl;
+
+/* ---- state records ------------------------------------------------------------------------------ */
+
+/* Modification bits of a window / fetch-queue entry (from the filter). */
+enum { MOD_NOP = 1, MOD_PBRANCH = 2, MOD_PMEM = 4, MOD_LAT = 8 };
+
+typedef struct ooo_win {
+  uint64_t index;           /* model index (the FID) */
+  uint64_t pc, next_pc;
+  uint64_t mem_pos;         /* first access in the memory ring */
+  uint32_t sid, rep;
+  uint16_t n_mem;
+  uint8_t flags;            /* TI_* */
+  uint8_t mod;              /* MOD_* */
+  int32_t lat_add, lat_set; /* MOD_LAT */
+} ooo_win;
+
+/* A fetched instruction waiting for rename. */
+enum {
+  FQ_WRONG = 1 << 0,    /* wrong path */
+  FQ_MISPRED = 1 << 1,  /* correct-path branch whose prediction differs from the trace */
+  FQ_GATE = 1 << 2,     /* low-confidence branch: fetch waits for its resolution */
+  FQ_TAKEN = 1 << 3,    /* predicted taken */
+};
+
+typedef struct ooo_fq {
+  uint64_t fid;
+  uint64_t pc;
+  uint64_t fetch_cycle;
+  uint64_t avail;           /* earliest rename cycle */
+  uint64_t win;             /* window position (correct path) */
+  uint64_t wp_addr[2];      /* wrong path: load/store addresses (0 = unknown) */
+  uint64_t fe_by;           /* front-end binding: redirecting flow, or OOO_FID_NONE */
+  uint64_t bck_at;          /* branch-checkpoint tail when fetched (first checkpoint at or after it) */
+  uint32_t tid;             /* template: sid, or OOO_TID_PC */
+  uint32_t bck;             /* branch checkpoint position (& mask), OOO_NIL if none */
+  uint32_t fe_rid;          /* front-end binding resource */
+  uint8_t flags;            /* FQ_* */
+  uint8_t mod;              /* MOD_* (wrong path: from the filter) */
+  uint8_t pad[2];
+  int32_t lat_add, lat_set;
+} ooo_fq;
+
+/* A branch checkpoint (correct-path branches only): front-end state before the branch's own
+ * update, the prediction's meta for the training at commit. */
+typedef struct ooo_bck {
+  bp_hist h;
+  ras_ckpt ras;
+  bp_meta meta;
+  uint64_t pc;
+  uint64_t fall;            /* fall-through PC */
+  uint64_t next_pc;         /* actual next PC */
+  uint32_t ind_idx;         /* indirect table index */
+  uint32_t conf_idx;        /* confidence table index */
+  uint8_t br;               /* branch kind */
+  uint8_t taken;            /* actual direction */
+  uint8_t mispred;
+  uint8_t pred_taken;
+} ooo_bck;
+
+/* Reorder-buffer entry. */
+enum {
+  RF_WRONG = 1 << 0, RF_DONE = 1 << 1, RF_MISPRED = 1 << 2, RF_BRANCH = 1 << 3,
+  RF_SERIAL = 1 << 4, RF_GATE = 1 << 5, RF_EXECUTED = 1 << 6, RF_LOADMISS = 1 << 7,
+};
+
+typedef struct ooo_rob {
+  uint64_t fid, pc;
+  uint64_t win;             /* window position (correct path) */
+  uint64_t fetch_cycle, dispatch_cycle, done_cycle;
+  uint64_t uop0;            /* first micro-op position */
+  uint64_t undo0;           /* first undo-log position */
+  uint64_t sq0;             /* first SQ position */
+  uint64_t bck_at;          /* branch-checkpoint tail when fetched */
+  uint32_t sid;
+  uint32_t bck;             /* checkpoint position & mask, or OOO_NIL */
+  uint16_t flags;           /* RF_* */
+  uint8_t n_uops, left, slots, n_lq, n_sq, n_undo;
+  uint8_t n_int, n_vec;     /* physical registers taken */
+  uint8_t br, pad;
+  uint32_t last_uop;        /* slot of the micro-op that completed last */
+  ooo_bind bind_dispatch;
+} ooo_rob;
+
+/* Micro-op states. */
+enum { US_FREE = 0, US_WAIT, US_READY, US_MEMWAIT, US_ISSUED, US_RETRY, US_DONE };
+
+typedef struct ooo_uop {
+  /* first cache line: what dispatch, wakeup, issue and completion touch */
+  uint64_t seq;             /* unique, increasing; 0 = free */
+  uint64_t ready_cycle;     /* when its last source arrived (>= dispatch + 1) */
+  uint64_t done_cycle;      /* result available (for loads: max over parts so far) */
+  uint32_t rob;             /* ROB ring index */
+  uint32_t dep_head;        /* first consumer link node */
+  uint32_t ports;           /* allowed ports */
+  uint32_t ready_by;        /* slot of the producer that arrived last, OOO_NIL if none */
+  uint32_t next, prev;      /* wheel links */
+  uint16_t lat, occ;        /* cycles */
+  uint16_t sched_id;
+  uint16_t wb;              /* wheel bucket while in_wheel */
+  union {                   /* small fields, cleared together at dispatch */
+    struct {
+      uint8_t kind;         /* OOO_UOP_* */
+      uint8_t port;
+      uint8_t state;        /* US_* */
+      uint8_t pending;      /* sources not yet available */
+      uint8_t cls;
+      uint8_t pool;
+      uint8_t idx;          /* index within the instruction */
+      uint8_t bind_kind;    /* issue binding kind */
+      uint8_t done_kind;    /* completion kind (OB_EXEC / OB_L1.. / OB_FORWARD) */
+      uint8_t mparts;       /* memory requests outstanding */
+      uint8_t last;         /* the instruction's result micro-op */
+      uint8_t mdp;          /* load marked by the load-wait table */
+      uint8_t pmem;         /* perfect memory (2: fixed latency `lat`) */
+      uint8_t in_wheel;     /* linked in the timing wheel (bucket wb) */
+      uint8_t br;           /* the branch micro-op (resolves the branch) */
+      uint8_t issued;       /* has taken its port (loads: later parts continue without one) */
+    };
+    uint64_t small[2];
+  };
+  /* second line: issue, wheel and binding details */
+  uint64_t issue_cycle;
+  uint64_t ev_cycle;        /* wheel: cycle of its pending event */
+  uint64_t bind_by;         /* issue binding: by flow */
+  uint64_t fwd_fid;         /* load: the store it forwarded from (OOO_FID_NONE) */
+  uint32_t bind_rid;
+  uint32_t sq;              /* STA/STD: SQ position & mask */
+  /* memory micro-ops only */
+  uint64_t addr;            /* next byte to request */
+  uint64_t end;             /* end of the range */
+  uint64_t dep_sq;          /* load: SQ position of the youngest older overlapping store, or
+                               UINT64_MAX */
+  uint64_t sq_at;           /* load: SQ tail at dispatch (older stores are below) */
+} ooo_uop;
+
+/* Link node: consumer `cons` (a uop slot, valid while its seq is cons_seq) waits for the
+ * producer whose list holds the node. */
+typedef struct ooo_link {
+  uint64_t cons_seq;
+  uint32_t cons;
+  uint32_t next;
+} ooo_link;
+
+/* Rename-map entry: producer micro-op (slot + seq) of an architectural register. */
+typedef struct ooo_map {
+  uint64_t seq;             /* 0: no producer in flight (value ready) */
+  uint32_t slot;
+  uint32_t pad;
+} ooo_map;
+
+typedef struct ooo_undo {
+  ooo_map old;
+  uint32_t reg;
+  uint32_t pad;
+} ooo_undo;
+
+/* Store-queue entry. */
+enum { SQS_INFLIGHT = 0, SQS_SENIOR, SQS_WRITING, SQS_WRITTEN };
+
+typedef struct ooo_sq {
+  uint64_t addr;
+  uint64_t fid, pc;
+  uint64_t sta_cycle;       /* address known (UINT64_MAX until the STA executes) */
+  uint64_t std_seq;         /* store-data micro-op */
+  uint64_t viol_seq;        /* oldest load that read before this address was known (0: none) */
+  uint64_t drain_next;      /* next byte to write */
+  uint64_t done;            /* write finished (UINT64_MAX until known) */
+  uint64_t retry;           /* MEM_BLOCKED: retry at */
+  uint32_t size;
+  uint32_t std_slot;
+  uint32_t viol_slot;
+  uint32_t sid;
+  uint8_t state;            /* SQS_* */
+  uint8_t wrong_path;
+  uint8_t parts;            /* write requests outstanding */
+  uint8_t pmem;
+  uint8_t std_done;
+  uint8_t filt;             /* counted in the store filter */
+  uint8_t pad[2];
+} ooo_sq;
+
+/* Fetch stall states. */
+enum {
+  FS_RUN = 0,
+  FS_MISPRED,     /* waiting for a mispredicted branch to resolve (off / cap / no code) */
+  FS_GATE,        /* waiting for a low-confidence branch to resolve */
+  FS_ICACHE,      /* waiting for an instruction-cache miss (MEM_PENDING) */
+  FS_END,         /* trace exhausted on the correct path */
+};
+
+/* Memory request tags: kind in the top 2 bits, position and generation below. */
+enum { TAG_LOAD = 0, TAG_STORE = 1, TAG_IFETCH = 2 };
+
+/* Everything scalar of the state (at the start of the block). */
+typedef struct ooo_state {
+  uint64_t now;             /* current cycle */
+  uint64_t uop_seq;         /* last micro-op sequence number handed out */
+  uint64_t wp_count;        /* wrong-path instructions fetched (FID counter) */
+  uint64_t last_commit_cycle;
+  uint64_t last_commit_fid;
+  bool finished;
+  bool trace_end;           /* the cursor is exhausted */
+  bool need_seek;           /* reposition the cursor at next_index before reading */
+  uint8_t fstall;           /* FS_* */
+  uint8_t recovering;       /* 0, or 1 + cause (0 branch, 1 clear): until the first correct-path
+                               instruction after a redirect renames */
+  uint8_t pad0[3];
+  uint64_t next_index;      /* model index of the next trace instruction to read */
+  /* window */
+  uint64_t win_head, win_fetch, win_fill;
+  uint64_t mem_head, mem_fill;
+  /* fetch */
+  bool wrong;               /* fetching down a wrong path */
+  uint8_t pad1[7];
+  uint64_t wp_pc;
+  uint64_t wp_since;        /* wrong-path instructions since the misprediction */
+  uint64_t fetch_resume;    /* no fetch before this cycle */
+  uint64_t ic_line;         /* line address being fetched from (UINT64_MAX none) */
+  uint32_t ic_gen;          /* instruction-fetch request generation */
+  uint32_t pad2;
+  uint64_t gate_fid;        /* FS_GATE: the branch */
+  uint64_t fe_by;           /* binding for the next fetched instruction */
+  uint32_t fe_rid;
+  uint32_t pad3;
+  uint64_t redirect_fid;    /* flow whose resolution caused the last redirect */
+  /* fetch queue */
+  uint64_t fq_head, fq_tail;
+  /* branch checkpoints */
+  uint64_t bck_head, bck_tail;
+  bp_hist hist;
+  ras_hdr ras;
+  /* ROB and micro-ops */
+  uint64_t rob_head, rob_tail;
+  uint32_t rob_slots;       /* slots in use */
+  uint32_t int_free, vec_free;
+  uint32_t link_free;       /* head of the link free list */
+  uint32_t link_avail;      /* free link nodes */
+  uint64_t uop_head, uop_tail;
+  uint64_t undo_head, undo_tail;
+  uint32_t sched_used[OOO_NPOOL];
+  uint32_t port_queued[OOO_MAX_PORTS]; /* micro-ops bound to the port, not yet issued */
+  uint32_t rdy_n[OOO_MAX_PORTS];       /* ready micro-ops per port */
+  uint32_t rdy_ports;                  /* bit p: rdy_n[p] > 0 */
+  uint64_t rdy_sum[OOO_MAX_PORTS];     /* bit w: word w of the port's ready bitmap is non-zero */
+  uint32_t port_rr;                    /* tie-break rotation for port binding */
+  uint64_t port_last_cycle[OOO_MAX_PORTS];
+  uint64_t port_last_fid[OOO_MAX_PORTS];
+  uint64_t serial_fid;      /* a serializing instruction in flight (OOO_FID_NONE if none) */
+  /* dispatch binding of the last stalled cycle */
+  ooo_bind stall;
+  uint8_t idle_cat;         /* slot category of a cycle with nothing renamed */
+  uint8_t disp_wait;        /* 0 rename can act next cycle, 1 blocked on a resource, 2 waits for
+                               the queue head's delivery, 3 nothing to rename */
+  uint8_t fe_block;         /* fetch stopped on a full structure (woken by others) */
+  uint8_t commit_stall;     /* OB_* kind of the current commit stall (OB_NONE if none) */
+  uint8_t disp_stop;        /* OB_* reason rename stopped this cycle (OB_NONE: width not exhausted
+                               by anything, or all slots filled) */
+  uint8_t pad4[3];
+  uint64_t wheel_floor;     /* earliest cycle an event may be inserted for */
+  /* load/store queues */
+  uint64_t lq_head, lq_tail;
+  uint64_t sq_head, sq_commit, sq_drain, sq_tail, sq_unres;
+  uint32_t big_stores;      /* correct-path stores larger than 64 bytes in the SQ */
+  uint32_t pad7;
+  uint32_t mdpw_n;          /* loads waiting in the load-wait list */
+  uint32_t pad5;
+  uint64_t mdp_epoch;       /* cycle of the last load-wait table clear */
+  /* wheel */
+  uint32_t wheel_n;         /* events in the wheel */
+  uint32_t pad6;
+  ooo_stats stats;
+} ooo_state;
+
+struct ooo_model {
+  ooo_config cfg;
+  const trace_t *trace;
+  uint32_t n_static;
+  unsigned flags;
+  /* derived sizes */
+  uint32_t win_cap, win_mask, mem_mask, fq_mask, rob_mask, uop_mask, link_n, undo_mask;
+  uint32_t lq_mask, sq_mask, bck_mask, nwords; /* nwords: 64-bit words of a ready bitmap */
+  uint32_t uop_bits;
+  uint32_t line_bytes, line_shift;
+  uint32_t sched_cap[OOO_NPOOL];
+  uint32_t pool_of[OOO_UOP_NUM];
+  uint32_t ras_depth;
+  uint32_t max_ld, max_st;  /* memory micro-ops per instruction that always fit */
+  uint32_t l1d_lat, l2_lat, llc_lat, l1i_lat;
+  const bp_ops *bp;
+  bp_geom geom;
+  /* state block */
+  uint8_t *blk;
+  size_t blk_bytes;
+  ooo_state *st;
+  ooo_win *win;
+  trace_mem *mem;           /* memory ring (accesses of window instructions) */
+  ooo_fq *fq;
+  ooo_bck *bck;
+  uint64_t *bck_ras;        /* full RAS copies per checkpoint (ras_repair = full) */
+  uint8_t *hist_ring;
+  uint8_t *bp_state, *btb, *ind, *conf;
+  uint64_t *ras_e;
+  ooo_rob *rob;
+  ooo_uop *uops;
+  ooo_link *links;
+  ooo_map *map;             /* REG_NUM entries */
+  ooo_undo *undo;
+  uint16_t *sched_free[OOO_NPOOL];
+  uint64_t *rdy;            /* OOO_MAX_PORTS x nwords */
+  uint32_t *wheel;          /* OOO_WHEEL heads */
+  uint64_t *wheel_bits;     /* OOO_WHEEL / 64 */
+  uint64_t *lq;             /* LQ ring: flow of each load (for bindings) */
+  ooo_sq *sq;
+  uint32_t *mdpw;           /* load-wait list: uop slots */
+  uint8_t *mdp;             /* load-wait table */
+  uint16_t *sfilt;          /* store filter */
+  uint64_t *unit_free;      /* OOO_MAX_PORTS x IC_NUM: unpipelined unit busy until */
+  uint64_t *last_addr;      /* n_static x 2: last correct-path addresses */
+  uint64_t *dsb;            /* uop cache: line address + 1 per entry (0 = empty) */
+  ooo_sid_stats *sid_stats; /* n_static, or NULL */
+  /* not state */
+  trace_cursor *cur;
+  trace_batch batch;
+  size_t batch_pos;
+  dec_cache *dcache;
+  ooo_tmpl *tmpl;           /* n_static templates by sid (built lazily) */
+  uint8_t *tmpl_ok;
+  ooo_tmpl **wp_blk;        /* templates of wrong-path-only PCs, in blocks of 256 (pointers to
+                               them stay valid) */
+  size_t wp_n, wp_nblk;
+  wi_map64 wp_map;          /* pc -> index into wp_tmpl */
+  mem_sys *memsys;
+  const ooo_observer *obs;
+  void *obs_ctx;
+  ooo_filter_fn filter;
+  void *filter_ctx;
+  wi_err err;               /* trace read error raised inside the run loop */
+  bool failed;
+  /* the rename plan of the fetch-queue head, kept while it waits for resources (not state:
+   * invalidated by squashes, copies and filters) */
+  bool hp_valid;
+  uint64_t hp_pos, hp_fid;
+  uint8_t hp[512];
+};
+
+/* ---- shared helpers ----------------------------------------------------------------------------- */
+
+/* ooo_model.c */
+const ooo_tmpl *oo_tmpl_build_sid(ooo_model *m, uint32_t sid);
+static inline const ooo_tmpl *oo_tmpl_sid(ooo_model *m, uint32_t sid) {
+  return m->tmpl_ok[sid] ? &m->tmpl[sid] : oo_tmpl_build_sid(m, sid);
+}
+const ooo_tmpl *oo_tmpl_pc(ooo_model *m, uint64_t pc); /* wrong-path lookups; NULL if no code */
+
+/* ooo_front.c */
+void oo_fetch(ooo_model *m, uint64_t now);
+void oo_redirect(ooo_model *m, uint64_t now, uint64_t fid, uint64_t win_pos, uint32_t penalty,
+                 int cause);
+void oo_restore_branch(ooo_model *m, uint32_t bck, bool apply_outcome);
+void oo_train_branch(ooo_model *m, uint32_t bck);
+bool oo_fill_window(ooo_model *m);
+void oo_icache_done(ooo_model *m, uint32_t tag, uint64_t cycle);
+
+/* ooo_back.c */
+void oo_complete(ooo_model *m, uint32_t slot, uint64_t now);
+void oo_commit(ooo_model *m, uint64_t now);
+void oo_drain(ooo_model *m, uint64_t now);
+void oo_issue(ooo_model *m, uint64_t now);
+void oo_dispatch(ooo_model *m, uint64_t now);
+void oo_squash_after(ooo_model *m, uint64_t rob_pos, uint64_t now, uint64_t by, int cause);
+void oo_load_done(ooo_model *m, uint32_t tag, uint64_t cycle);
+void oo_store_done(ooo_model *m, uint32_t tag, uint64_t cycle);
+uint64_t oo_backend_next(const ooo_model *m, uint64_t now);
+
+static inline ooo_rob *oo_rob(ooo_model *m, uint64_t pos) { return &m->rob[pos & m->rob_mask]; }
+
+/* Timing wheel: insert micro-op `slot` for an event at `cycle` (clamped to the wheel floor);
+ * events more than OOO_WHEEL cycles ahead are parked in the last bucket and re-inserted. */
+static inline void oo_wheel_insert(ooo_model *m, uint32_t slot, uint64_t cycle) {
+  ooo_state *st = m->st;
+  ooo_uop *u = &m->uops[slot];
+  if (cycle < st->wheel_floor) cycle = st->wheel_floor;
+  u->ev_cycle = cycle;
+  uint64_t at = cycle - st->now >= OOO_WHEEL ? st->now + OOO_WHEEL - 1 : cycle;
+  uint32_t b = (uint32_t)at & (OOO_WHEEL - 1);
+  u->wb = (uint16_t)b;
+  u->prev = OOO_NIL;
+  u->next = m->wheel[b];
+  if (u->next != OOO_NIL) m->uops[u->next].prev = slot;
+  m->wheel[b] = slot;
+  m->wheel_bits[b >> 6] |= 1ULL << (b & 63);
+  u->in_wheel = 1;
+  st->wheel_n++;
+}
+
+static inline void oo_wheel_unlink(ooo_model *m, uint32_t slot) {
+  ooo_uop *u = &m->uops[slot];
+  uint32_t b = u->wb;
+  if (u->prev != OOO_NIL) m->uops[u->prev].next = u->next;
+  else m->wheel[b] = u->next;
+  if (u->next != OOO_NIL) m->uops[u->next].prev = u->prev;
+  if (m->wheel[b] == OOO_NIL) m->wheel_bits[b >> 6] &= ~(1ULL << (b & 63));
+  u->in_wheel = 0;
+  m->st->wheel_n--;
+}
+
+static inline void oo_wheel_remove(ooo_model *m, uint32_t slot) {
+  if (m->uops[slot].in_wheel) oo_wheel_unlink(m, slot);
+}
+static inline ooo_fq *oo_fq(ooo_model *m, uint64_t pos) { return &m->fq[pos & m->fq_mask]; }
+static inline ooo_win *oo_win(ooo_model *m, uint64_t pos) { return &m->win[pos & m->win_mask]; }
+
+#endif
