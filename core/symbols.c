@@ -2,6 +2,7 @@
  * (libdw's dwfl, which also finds separate debug files), all at a load bias. */
 #include "symbols.h"
 
+#include <dwarf.h>
 #include <elf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
@@ -460,6 +461,37 @@ bool sym_line_at(sym_file *sf, uint64_t addr, const char **file, uint32_t *line)
   if (file) *file = c->rows[i].file;
   if (line) *line = c->rows[i].line;
   return true;
+}
+
+bool sym_stmt_line_at(sym_file *sf, uint64_t addr, const char **file, uint32_t *line) {
+  if (!dw_dwarf(sf)) return false;
+  Dwarf_Addr bias = 0, a = (Dwarf_Addr)((int64_t)addr - sf->delta);
+  Dwarf_Die *cu = dwfl_module_addrdie(sf->mod, a, &bias);
+  if (!cu) return false;
+  Dwarf_Die *scopes = NULL;
+  int n = dwarf_getscopes(cu, a - bias, &scopes); /* innermost first, the CU last */
+  int outer = -1;
+  for (int i = 0; i < n; i++)
+    if (dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine) outer = i;
+  bool found = false;
+  if (outer >= 0) {
+    Dwarf_Attribute at;
+    Dwarf_Word cl = 0, cf = 0;
+    Dwarf_Files *files = NULL;
+    size_t nf = 0;
+    if (dwarf_formudata(dwarf_attr(&scopes[outer], DW_AT_call_line, &at), &cl) == 0 &&
+        dwarf_formudata(dwarf_attr(&scopes[outer], DW_AT_call_file, &at), &cf) == 0 && cl > 0 &&
+        dwarf_getsrcfiles(cu, &files, &nf) == 0 && cf < nf) {
+      const char *fn = dwarf_filesrc(files, cf, NULL, NULL);
+      if (fn) {
+        if (file) *file = fn;
+        if (line) *line = (uint32_t)cl;
+        found = true;
+      }
+    }
+  }
+  free(scopes);
+  return found || sym_line_at(sf, addr, file, line);
 }
 
 size_t sym_lines_in(sym_file *sf, uint64_t lo, uint64_t hi, sym_line_fn fn, void *ctx) {

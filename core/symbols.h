@@ -73,6 +73,13 @@ bool sym_has_lines(sym_file *sf);
 /* Source file (as recorded by the compiler, usually absolute) and line of addr. The file
  * string stays valid until sym_close. false when addr has no line information. */
 bool sym_line_at(sym_file *sf, uint64_t addr, const char **file, uint32_t *line);
+/* The line of the statement addr belongs to, in the function it was compiled into: inside
+ * inlined code (an intrinsic, a static inline helper) the call site of the outermost inlined
+ * function (DW_AT_call_file / DW_AT_call_line), i.e. the line written in the enclosing
+ * function; elsewhere the same as sym_line_at. The line table alone names the innermost
+ * (header) line for inlined code. The file string stays valid until sym_close. (Added for
+ * validate/: KEY source markers of the bundled workloads sit on lines that call intrinsics.) */
+bool sym_stmt_line_at(sym_file *sf, uint64_t addr, const char **file, uint32_t *line);
 /* Call fn once for every address in [lo, hi) where the line table starts a row, in address
  * order, with the row that applies there (of several rows at one address, the last). An
  * address between two reported rows belongs to the earlier one. Returns the rows reported. */

@@ -55,8 +55,8 @@
  *              follows). The default is the first execution's accesses: n_mem, mem_store and
  *              mem_size of the static entry; access j >= 8 defaults to entry 7.
  * A chunk holds at least the configured number of instructions but is extended so that it
- * never ends inside a run of self-loop iterations (next == pc, not async: rep-string
- * iterations), so model mode can collapse every run inside one chunk (only a run longer than
+ * never ends inside a run of self-loop iterations of a rep-prefixed string instruction
+ * (next == pc, not async), so model mode can collapse every run inside one chunk (only a run longer than
  * 2^28 iterations, or 2^30 accesses, is force-split). A model instruction is a raw
  * instruction that is not a self-loop iteration, or the last of its chunk.
  * The static table is keyed by PC (first sight wins: if code at a PC changes, later
@@ -96,7 +96,7 @@ static const char *const sec_name[SEC_NUM] = {
 };
 
 /* Control-transfer kind of a static instruction, from its bytes (shadow return stack). */
-enum { TK_OTHER = 0, TK_CALL = 1, TK_RET = 2 };
+enum { TK_OTHER = 0, TK_CALL = 1, TK_RET = 2, TK_REP = 3 }; /* TK_REP: rep-prefixed string op */
 
 /* ==== small helpers ======================================================================== */
 
@@ -123,12 +123,19 @@ static inline uint64_t pc_key(uint64_t pc) { return ~pc; }
  * writer and the reader both apply it to the stored bytes, so they always agree. */
 static uint8_t tr_kind(const uint8_t *b, unsigned len) {
   unsigned i = 0;
+  bool rep = false;
   while (i < len && (b[i] == 0x66 || b[i] == 0x67 || b[i] == 0xf2 || b[i] == 0xf3 || b[i] == 0xf0 ||
                      b[i] == 0x2e || b[i] == 0x3e || b[i] == 0x26 || b[i] == 0x36 || b[i] == 0x64 ||
-                     b[i] == 0x65))
+                     b[i] == 0x65)) {
+    rep |= b[i] == 0xf2 || b[i] == 0xf3;
     i++;
+  }
   if (i < len && (b[i] & 0xf0) == 0x40) i++;
   if (i >= len) return TK_OTHER;
+  /* ins/outs/movs/cmps/stos/lods/scas: only these repeat at one PC as rep iterations (a ret
+   * returning to itself while a recursion unwinds is a self-loop too, and is not collapsed). */
+  if (rep && ((b[i] >= 0x6c && b[i] <= 0x6f) || (b[i] >= 0xa4 && b[i] <= 0xa7) || (b[i] >= 0xaa && b[i] <= 0xaf)))
+    return TK_REP;
   if (b[i] == 0xe8) return TK_CALL;
   if (b[i] == 0xc3 || b[i] == 0xc2) return TK_RET;
   if (b[i] == 0xff && i + 1 < len) {
@@ -427,7 +434,7 @@ static void enc_chunk(tw_enc *e, const tw_chunk *c) {
       }
       prev_disc = i;
     }
-    bool self = next == r->pc && !async;
+    bool self = next == r->pc && !async && rec_kind(r) == TK_REP;
     if (!self || i + 1 == c->n) n_insns++;
   }
   e->s_run.n = (size_t)(o_run - e->s_run.a);
@@ -591,7 +598,7 @@ static __attribute__((noinline)) void tw_exec_slow(trace_writer *w, uint32_t sid
   tw_chunk *c = w->cur;
   if (c->n) {
     const tw_rec *last = &c->recs[c->n - 1];
-    bool self = last->pc == s->pc && !rec_async(last);
+    bool self = last->pc == s->pc && !rec_async(last) && rec_kind(last) == TK_REP;
     if ((c->n >= w->chunk_insns && !self) || c->n >= TR_HARD_CAP || c->n_mem >= TR_MEM_CAP) {
       tw_flush(w, s->pc);
       c = w->cur;
@@ -1849,7 +1856,7 @@ static inline __attribute__((always_inline)) size_t cur_fast_impl(trace_cursor *
       break;
     }
     next = base + (uint64_t)zigzag_dec(v);
-    if (next == pc && !async) {
+    if (next == pc && !async && s->kind == TK_REP) {
       if (!raw) break; /* a rep run: the general path collapses it (nothing consumed) */
       selfs++;         /* raw mode: emitted, but it ends no model instruction */
     }
@@ -2040,7 +2047,7 @@ static wi_rc cur_decode(trace_cursor *c, size_t max, size_t *n_out, wi_err *err)
     }
     if (next != ft) fl |= TI_TAKEN;
     bool chunk_end = ri + 1 == rn;
-    bool self = next == pc && !(fl & TI_ASYNC) && !chunk_end;
+    bool self = next == pc && !(fl & TI_ASYNC) && !chunk_end && s->kind == TK_REP;
     if (!self) c->chunk_model++;
     if (chunk_end && last_chunk) fl |= TI_LAST;
     if (raw) {

@@ -99,11 +99,15 @@ typedef struct mfir_hop_t {
   int kind;        /* edge kind (OB_* or MK_*) */
   uint32_t rid;    /* resource of the edge (OOO_RID_NONE if none) */
   uint64_t cycles; /* time of the node minus time of the target (0 when there is no target) */
+  bool corrected;  /* the binding named another node, but the flow's own previous stage came
+                      later (or the named node is unknown): the edge goes there instead */
 } mfir_hop_t;
 
-/* The node (r, stage) waited for, by the binding constraint of that stage: a target in another
- * flow when the rule names one that is known and not later than the node, else the flow's own
- * previous reached stage (so every walk is monotone and ends). */
+/* The node (r, stage) waited for: the last-arriving of the constraint its binding names (when
+ * known and not later than the node) and the flow's own previous reached stage. For F: the later
+ * of the previous correct-path fetch and the redirecting flow's completion. So every walk is
+ * monotone and ends, and an edge never names a constraint that was met before the flow's own
+ * previous stage. */
 mfir_hop_t mfir_hop(const mfir_rec *r, int stage, mfir_get_fn get, void *ctx);
 
 /* ---- building -------------------------------------------------------------------------------- */
@@ -114,6 +118,8 @@ typedef struct mfir_build_opts {
   uint64_t margin;          /* instructions observed (not written) before start so binding
                                targets just before the window are known (0: default 4096) */
   bool no_mem_hits;         /* do not write first-level cache hits as memory transactions */
+  bool wrong_dispatched;    /* write only wrong-path flows that were dispatched (those squashed
+                               in the fetch queue are then only counted in squash groups) */
   bool threaded;            /* write SQLite on a second thread while the model runs */
   bool dry_run;             /* benchmarking: capture and format every row, insert none (the file
                                holds the schema and static tables only) */
@@ -141,7 +147,7 @@ typedef struct mfir_capture mfir_capture;
 
 /* Create a capture writing to a temporary file beside out_path (renamed by finish). t (may be
  * NULL in tests: no disassembly or symbols) and cfg (NULL: Golden Cove defaults) must outlive
- * it. Seeds the register-producer table by reading the trace up to o->start (so dependences
+ * it; o NULL means the whole trace with default options. Seeds the register-producer table by reading the trace up to o->start (so dependences
  * reaching back before the window are exact). Returns NULL and fills err on failure. */
 mfir_capture *mfir_capture_new(const char *out_path, const trace_t *t, const ooo_config *cfg,
                                const mfir_build_opts *o, wi_err *err);

@@ -35,8 +35,17 @@ wi_rc mfir_build(const trace_t *t, const ooo_config *cfg, const mfir_build_opts 
   ooo_set_observer(m, mfir_observer(), c);
   uint64_t end = opts.count == UINT64_MAX || opts.count > UINT64_MAX - opts.start ? UINT64_MAX
                                                                                    : opts.start + opts.count;
-  uint64_t done = ooo_committed(m);
-  rc = ooo_run(m, end == UINT64_MAX ? UINT64_MAX : (end > done ? end - done : 0), err);
+  /* In steps, for the progress line (stderr, terminals only); the result does not depend on them. */
+  uint64_t last = end == UINT64_MAX || end > ti->n_insns ? ti->n_insns : end;
+  wi_progress pr;
+  progress_begin(&pr, "mfir", last);
+  while (!rc && !ooo_finished(m) && !mfir_capture_done(c) && ooo_committed(m) < last) {
+    uint64_t step = last - ooo_committed(m);
+    if (step > 1000000) step = 1000000;
+    rc = ooo_run(m, step, err);
+    progress_update(&pr, ooo_committed(m));
+  }
+  progress_end(&pr);
   ooo_set_observer(m, NULL, NULL);
   ooo_free(m);
   if (rc) {

@@ -141,13 +141,24 @@ static cap_pend *pend_get(mfir_capture *c, const ooo_ev *e) {
 
 /* ---- flows ----------------------------------------------------------------------------------------- */
 
-/* Append the flow row of r (bindings and cycles imposed by the hop rule): correct-path flows to
- * cflow, wrong-path flows to wflow. */
-static void write_flow(mfir_capture *c, const mfir_rec *r, uint64_t pc, uint32_t rob, uint32_t sched,
+/* Append the flow row of r (effective bindings and cycles imposed, by the hop rule): correct-path
+ * flows to cflow, wrong-path flows to wflow. A binding whose named constraint was met before the
+ * flow's own previous stage is replaced by the own-stage edge (flags bit 8 << stage - D). */
+static void write_flow(mfir_capture *c, mfir_rec *r, uint64_t pc, uint32_t rob, uint32_t sched,
                        uint32_t port, uint8_t slots, uint8_t flags, const int64_t prod[3]) {
   int64_t cyc[MFIR_NSTAGE];
-  for (int s = MFIR_D; s < MFIR_NSTAGE; s++)
-    cyc[s] = r->t[s] == MFIR_NOTIME || r->kind[s] == OB_NONE ? MW_NULL : (int64_t)mfir_hop(r, s, cap_get, c).cycles;
+  for (int s = MFIR_D; s < MFIR_NSTAGE; s++) {
+    cyc[s] = MW_NULL;
+    if (r->t[s] == MFIR_NOTIME || r->kind[s] == OB_NONE) continue;
+    mfir_hop_t h = mfir_hop(r, s, cap_get, c);
+    cyc[s] = (int64_t)h.cycles;
+    if (h.corrected) {
+      r->kind[s] = (uint8_t)h.kind;
+      r->by[s] = MFIR_NOFID;
+      r->rid[s] = h.rid;
+      flags |= (uint8_t)(FF_FIX_D << (s - MFIR_D));
+    }
+  }
   count_rid(c, rob);
   count_rid(c, sched);
   count_rid(c, port);
@@ -387,7 +398,7 @@ static void on_squash(void *ctx, const ooo_ev *e) {
     if (r->t[MFIR_C] != MFIR_NOTIME) r->kind[MFIR_C] = p && p->c_kind ? p->c_kind : OB_EXEC;
     r->kind[MFIR_R] = (uint8_t)kind;
     r->by[MFIR_R] = mfir_db_fid(e->by_fid);
-    if (inw) {
+    if (inw && !(c->opts.wrong_dispatched && r->t[MFIR_D] == MFIR_NOTIME)) {
       write_flow(c, r, e->pc, p ? p->rob : e->rid, p ? p->sched : OOO_RID_NONE, p ? p->port : OOO_RID_NONE,
                  slots, FF_WRONG, NULL);
       count_pc(c, e->pc, e->sid, true);
@@ -490,7 +501,15 @@ static long tx_find(const mfir_capture *c, uint64_t line, uint64_t fid, bool pf)
   return best;
 }
 
+#define MAX_OPEN_TX 4096 /* far more than every MSHR of every level: the excess never completes */
+
+static void tx_close_at(mfir_capture *c, size_t i, uint64_t fill);
+
 static cap_tx *tx_open(mfir_capture *c, const mem_event *e, uint64_t line, int kind) {
+  if (c->open.n >= MAX_OPEN_TX) { /* a transaction whose fill we never saw: keep it as open */
+    c->open.a[0].flags |= TXF_OPEN;
+    tx_close_at(c, 0, MFIR_NOTIME);
+  }
   cap_tx x;
   memset(&x, 0, sizeof x);
   x.id = c->next_tx++;
@@ -690,6 +709,7 @@ mfir_capture *mfir_capture_new(const char *out_path, const trace_t *t, const ooo
   if (cfg) c->cfg = *cfg;
   else ooo_config_default(&c->cfg);
   if (o) c->opts = *o;
+  else c->opts.count = UINT64_MAX;
   c->start = c->opts.start;
   c->end = c->opts.count == UINT64_MAX || c->opts.count > UINT64_MAX - c->start ? UINT64_MAX
                                                                                  : c->start + c->opts.count;
@@ -814,6 +834,7 @@ static wi_rc write_meta(mfir_capture *c, wi_err *err) {
   META_N("flushed", c->n_flushed);
   META_N("memtx", c->n_tx);
   META_N("mem_hits", !c->opts.no_mem_hits);
+  META_S("wrong_path", c->opts.wrong_dispatched ? "dispatched" : "all");
   META_N("line_bytes", 1u << c->line_shift);
 #undef META_S
 #undef META_N
@@ -876,7 +897,7 @@ static wi_rc write_pcs(mfir_capture *c, wi_err *err) {
       SQLITE_OK)
     return wi_fail(err, WI_EIO, "mfir: preparing pc: %s", sqlite3_errmsg(c->w.db));
   merge_sid_counts(c);
-  qsort(c->pcs.a, c->pcs.n, sizeof *c->pcs.a, cmp_pcstat);
+  if (c->pcs.n > 1) qsort(c->pcs.a, c->pcs.n, sizeof *c->pcs.a, cmp_pcstat);
   wi_rc rc = WI_OK;
   for (size_t i = 0; i < c->pcs.n && !rc; i++) {
     const cap_pcstat *s = &c->pcs.a[i];
@@ -956,7 +977,7 @@ static wi_rc write_resources(mfir_capture *c, wi_err *err) {
   size_t n = 0;
   for (size_t i = 0; i < c->rid_map.cap; i++)
     if (c->rid_map.keys[i]) keys[n++] = c->rid_map.keys[i];
-  qsort(keys, n, sizeof *keys, cmp_u64);
+  if (n > 1) qsort(keys, n, sizeof *keys, cmp_u64);
   wi_rc rc = WI_OK;
   for (size_t i = 0; i < n && !rc; i++) {
     uint32_t rid = (uint32_t)keys[i];

@@ -40,7 +40,7 @@ static char *own(mfir_critical *c, const char *s) {
 /* Sorted list out of an accumulator (frees the accumulator). */
 static mfir_share *acc_take(acc *a, size_t *n) {
   map64_free(&a->map);
-  qsort(a->v.a, a->v.n, sizeof *a->v.a, cmp_share);
+  if (a->v.n > 1) qsort(a->v.a, a->v.n, sizeof *a->v.a, cmp_share);
   *n = a->v.n;
   mfir_share *r = a->v.a;
   a->v.a = NULL;
@@ -96,28 +96,40 @@ static wi_rc pick_symptom(mfir_db *d, const char *name, sym *s, wi_err *err) {
   }
   if (!strcmp(name, "dispatch")) {
     /* The longest dispatch stall: the largest gap between consecutive dispatches (both paths). */
-    size_t n = 0;
-    dnode *v = xmalloc((d->n_flows + d->n_wflows + 1) * sizeof *v);
+    VEC(dnode) v = {0};
+    VEC_RESERVE(v, d->n_flows + 1);
     for (size_t i = 0; i < d->n_flows; i++)
-      if (d->flows[i].t[MFIR_D] != MFIR_NOTIME)
-        v[n++] = (dnode){d->flows[i].t[MFIR_D], d->flows[i].fid, d->flows[i].t[MFIR_F]};
-    for (size_t i = 0; i < d->n_wflows; i++)
-      if (d->wflows[i].t[MFIR_D] != MFIR_NOTIME)
-        v[n++] = (dnode){d->wflows[i].t[MFIR_D], d->wflows[i].fid, d->wflows[i].t[MFIR_F]};
+      if (d->flows[i].t[MFIR_D] != MFIR_NOTIME) {
+        dnode x = {d->flows[i].t[MFIR_D], d->flows[i].fid, d->flows[i].t[MFIR_F]};
+        VEC_PUSH(v, x);
+      }
+    sqlite3_stmt *st = NULL;
+    wi_rc rc = rd_prepare(d, "SELECT dispatch, fid, fetch FROM wflow WHERE dispatch IS NOT NULL", &st, err);
+    if (rc) {
+      VEC_FREE(v);
+      return rc;
+    }
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      dnode x = {(uint64_t)sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+                 sqlite3_column_type(st, 2) == SQLITE_NULL ? 0 : (uint64_t)sqlite3_column_int64(st, 2)};
+      VEC_PUSH(v, x);
+    }
+    sqlite3_finalize(st);
+    size_t n = v.n;
     if (!n) {
-      free(v);
+      VEC_FREE(v);
       return wi_fail(err, WI_EINVAL, "%s: no dispatch in the window", d->path);
     }
-    qsort(v, n, sizeof *v, cmp_dnode);
+    qsort(v.a, n, sizeof *v.a, cmp_dnode);
     size_t best = 0;
     uint64_t gap = 0;
     for (size_t i = 1; i < n; i++)
-      if (v[i].t - v[i - 1].t > gap) {
-        gap = v[i].t - v[i - 1].t;
+      if (v.a[i].t - v.a[i - 1].t > gap) {
+        gap = v.a[i].t - v.a[i - 1].t;
         best = i;
       }
-    *s = (sym){v[best].fid, MFIR_D, best ? (int64_t)v[best - 1].t : base};
-    free(v);
+    *s = (sym){v.a[best].fid, MFIR_D, best ? (int64_t)v.a[best - 1].t : base};
+    VEC_FREE(v);
     return WI_OK;
   }
   if (!strcmp(name, "miss")) {

@@ -1,115 +1,159 @@
 /* mfir_hop.c — the hop rule: which node a flow's node waited for, by its binding constraint.
- * Shared by the builder (cycles imposed, stored per binding) and the walks (critical path,
- * root-cause chains), so both agree to the cycle. */
+ * Shared by the builder (effective bindings and cycles imposed, stored per stage) and the walks
+ * (critical path, root-cause chains), so both agree to the cycle. */
 #include "mfir.h"
 
-/* Candidate targets of a node: up to two (fid, stage) pairs tried in order. */
+/* Candidate targets named by a binding: alternatives tried in order (the first known one counts),
+ * each with the edge kind it makes. */
 typedef struct cand {
   int64_t fid[2];
   int stage[2];
-  int kind[2];             /* edge kind if this candidate is taken (-1: the node's own kind) */
+  int kind[2];
   int n;
 } cand;
 
-static void add_k(cand *c, int64_t fid, int stage, int kind) {
+static void add(cand *c, int64_t fid, int stage, int kind) {
   if (fid == MFIR_NOFID || c->n >= 2) return;
   c->fid[c->n] = fid;
   c->stage[c->n] = stage;
   c->kind[c->n] = kind;
   c->n++;
 }
-static void add(cand *c, int64_t fid, int stage) { add_k(c, fid, stage, -1); }
 
 static bool is_squash(int kind) { return kind == MK_SQUASH_BRANCH || kind == MK_SQUASH_CLEAR; }
 
+/* Time of the first known candidate not later than t (MFIR_NOTIME if none); its index in *k. */
+static uint64_t first_valid(const mfir_rec *r, int stage, const cand *c, mfir_get_fn get, void *ctx, uint64_t t,
+                            int *k) {
+  for (int i = 0; i < c->n; i++) {
+    const mfir_rec *o = c->fid[i] == r->fid ? r : get(ctx, c->fid[i]);
+    if (!o || (o == r && c->stage[i] >= stage)) continue;
+    uint64_t tt = o->t[c->stage[i]];
+    if (tt == MFIR_NOTIME || tt > t) continue;
+    *k = i;
+    return tt;
+  }
+  return MFIR_NOTIME;
+}
+
 mfir_hop_t mfir_hop(const mfir_rec *r, int stage, mfir_get_fn get, void *ctx) {
-  mfir_hop_t h = {MFIR_NOFID, 0, MK_START, OOO_RID_NONE, 0};
+  mfir_hop_t h = {MFIR_NOFID, 0, MK_START, OOO_RID_NONE, 0, false};
   if (stage < 0 || stage >= MFIR_NSTAGE) return h;
   uint64_t t = r->t[stage];
   if (t == MFIR_NOTIME) return h;
   int kind = r->kind[stage];
   int64_t by = r->by[stage];
   uint32_t rid = stage == MFIR_F ? OOO_RID_NONE : r->rid[stage];
-  cand c = {{0, 0}, {0, 0}, {0, 0}, 0};
 
-  switch (stage) {
-  case MFIR_F:
+  if (stage == MFIR_F) {
+    /* Fetch: after the previous correct-path fetch, or after the redirecting flow resolved (a
+     * flow refetched after a machine clear names itself: not a redirect) — whichever came
+     * last. A wrong-path flow was fetched down the path its mispredicted branch predicted. */
+    cand a = {{0, 0}, {0, 0}, {0, 0}, 0}, b = a;
     if (r->wrong) {
-      /* A wrong-path flow was fetched down the path its mispredicted branch predicted. */
-      kind = MK_WRONG_PATH;
-      add(&c, r->by[MFIR_R], MFIR_F);
+      add(&a, r->by[MFIR_R], MFIR_F, MK_WRONG_PATH);
     } else {
-      /* Delivery after a redirect: fetch restarted when the redirecting flow resolved (a flow
-       * refetched after a machine clear names itself: fetch order then). */
-      kind = MK_FETCH_ORDER;
       if (r->kind[MFIR_D] == OB_FRONTEND && r->by[MFIR_D] != MFIR_NOFID && r->by[MFIR_D] != r->fid)
-        add_k(&c, r->by[MFIR_D], MFIR_C, MK_REDIRECT);
-      if (r->fid > 0) add_k(&c, r->fid - 1, MFIR_F, MK_FETCH_ORDER);
+        add(&a, r->by[MFIR_D], MFIR_C, MK_REDIRECT);
+      if (r->fid > 0) add(&b, r->fid - 1, MFIR_F, MK_FETCH_ORDER);
     }
-    break;
+    int ka = -1, kb = -1;
+    uint64_t ta = first_valid(r, stage, &a, get, ctx, t, &ka);
+    uint64_t tb = first_valid(r, stage, &b, get, ctx, t, &kb);
+    const cand *w = NULL;
+    int k = -1;
+    uint64_t tt = 0;
+    if (ta != MFIR_NOTIME && (tb == MFIR_NOTIME || ta >= tb)) {
+      w = &a, k = ka, tt = ta;
+    } else if (tb != MFIR_NOTIME) {
+      w = &b, k = kb, tt = tb;
+    }
+    if (!w) return h; /* the first flow of the window: the walk ends */
+    h.fid = w->fid[k];
+    h.stage = w->stage[k];
+    h.kind = w->kind[k];
+    h.rid = h.kind == MK_REDIRECT ? r->rid[MFIR_D] : OOO_RID_NONE;
+    h.cycles = t - tt;
+    return h;
+  }
+
+  cand c = {{0, 0}, {0, 0}, {0, 0}, 0};
+  int own = kind; /* the kind of an edge to the flow's own previous stage */
+  switch (stage) {
   case MFIR_D:
+    own = OB_FRONTEND;
     switch (kind) {
     case OB_ROB_FULL: case OB_LQ_FULL: case OB_SQ_FULL: case OB_PRF_FULL: case OB_SERIAL:
-      add(&c, by, MFIR_R);
+      add(&c, by, MFIR_R, kind);
       break;
     case OB_SCHED_FULL: /* the entry frees when its micro-op issues, or when it is squashed */
-      add(&c, by, MFIR_I);
-      add(&c, by, MFIR_R);
+      add(&c, by, MFIR_I, kind);
+      add(&c, by, MFIR_R, kind);
       break;
-    case OB_WIDTH:
-      add(&c, by, MFIR_D);
+    case OB_WIDTH: /* rename width used by older instructions: the previous one in program order */
+      if (!r->wrong && r->fid > 0) add(&c, r->fid - 1, MFIR_D, kind);
+      add(&c, by, MFIR_D, kind);
       break;
     default:
-      break; /* front-end delivery: own fetch */
+      own = kind; /* front-end delivery: its own fetch */
+      break;
     }
     break;
   case MFIR_I:
+    own = OB_DISPATCHED;
     switch (kind) {
     case OB_OPERAND: case OB_MSHR:
-      add(&c, by, MFIR_C);
+      add(&c, by, MFIR_C, kind);
       break;
     case OB_PORT: case OB_UNIT:
-      add(&c, by, MFIR_I);
+      add(&c, by, MFIR_I, kind);
       break;
     case OB_MEM_ORDER:
-      add(&c, by, MFIR_C);
-      add(&c, by, MFIR_I);
+      add(&c, by, MFIR_C, kind);
+      add(&c, by, MFIR_I, kind);
       break;
     default:
-      break; /* ready at dispatch: own dispatch */
+      own = kind;
+      break;
     }
     break;
   case MFIR_C:
     break; /* execution or memory latency after its own issue */
   case MFIR_R:
-    if (is_squash(kind)) add(&c, by, MFIR_C);
-    else if (kind == OB_COMMIT_WIDTH || kind == OB_PREV_COMMIT) add(&c, by, MFIR_R);
+    if (is_squash(kind)) {
+      add(&c, by, MFIR_C, kind);
+    } else if (kind == OB_COMMIT_WIDTH || kind == OB_PREV_COMMIT) {
+      own = OB_COMPLETION;
+      add(&c, by, MFIR_R, kind);
+    }
     break;
   }
 
-  for (int k = 0; k < c.n; k++) {
+  /* The flow's own previous reached stage is always a constraint too. */
+  int ps = -1;
+  for (int s = stage - 1; s >= 0 && ps < 0; s--)
+    if (r->t[s] != MFIR_NOTIME && r->t[s] <= t) ps = s;
+  int k = -1;
+  uint64_t tt = first_valid(r, stage, &c, get, ctx, t, &k);
+  /* The last-arriving constraint binds: the named one unless the flow's own previous stage came
+   * later (the model's constraint was already met) or the named node is unknown. */
+  if (tt != MFIR_NOTIME && (ps < 0 || tt >= r->t[ps])) {
     const mfir_rec *o = c.fid[k] == r->fid ? r : get(ctx, c.fid[k]);
-    if (!o) continue;
-    if (o == r && c.stage[k] >= stage) continue;
-    uint64_t tt = o->t[c.stage[k]];
-    if (tt == MFIR_NOTIME || tt > t) continue;
     h.fid = o->fid;
     h.stage = c.stage[k];
-    h.kind = c.kind[k] >= 0 ? c.kind[k] : kind;
-    h.rid = h.kind == MK_REDIRECT ? r->rid[MFIR_D] : rid;
+    h.kind = c.kind[k];
+    h.rid = rid;
     h.cycles = t - tt;
     return h;
   }
-  /* Fallback: the flow's own previous reached stage. */
-  for (int s = stage - 1; s >= 0; s--) {
-    if (r->t[s] == MFIR_NOTIME || r->t[s] > t) continue;
+  if (ps >= 0) {
     h.fid = r->fid;
-    h.stage = s;
-    h.kind = stage == MFIR_F ? MK_START : kind;
-    h.rid = rid;
-    h.cycles = t - r->t[s];
+    h.stage = ps;
+    h.kind = own;
+    h.rid = own == kind ? rid : OOO_RID_NONE;
+    h.cycles = t - r->t[ps];
+    h.corrected = c.n > 0;
     return h;
   }
-  h.kind = MK_START;
   return h;
 }

@@ -40,7 +40,10 @@ enum {
 };
 
 /* flow.flags */
-enum { FF_WRONG = 1, FF_MISPRED = 2, FF_REFETCHED = 4 };
+enum {
+  FF_WRONG = 1, FF_MISPRED = 2, FF_REFETCHED = 4,
+  FF_FIX_D = 8, /* 8, 16, 32, 64: the D / I / C / R binding was replaced by the own-stage edge */
+};
 /* memtx.kind */
 enum { TX_LOAD = 0, TX_STORE, TX_IFETCH, TX_PREFETCH, TX_WRITEBACK, TX_NKIND };
 /* memtx.flags */
@@ -214,18 +217,27 @@ struct mfir_db {
   mfir_rec *flows;         /* correct path, by fid - first_fid */
   uint64_t *flow_pc;
   size_t n_flows;
-  mfir_rec *wflows;        /* wrong path, sorted by fid descending (n ascending) */
-  uint64_t *wflow_pc;
-  size_t n_wflows;
+  /* wrong-path flows: loaded one by one when a walk reaches them (there can be several per
+   * instruction), kept in an arena so pointers stay valid */
+  wi_map64 wmap;           /* -fid -> index into wrecs */
+  VEC(struct rd_wrec *) wrecs;
+  wi_arena *warena;
+  sqlite3_stmt *wget;      /* SELECT ... FROM wflow WHERE fid = ? */
+  uint64_t n_wflows;       /* rows in wflow */
   bool flows_loaded;
 };
 
-/* Load every flow of the window into d->flows / d->wflows. */
+typedef struct rd_wrec {
+  mfir_rec r;
+  uint64_t pc;
+} rd_wrec;
+
+/* Load every correct-path flow of the window into d->flows (wrong-path ones load on demand). */
 wi_rc rd_load_flows(mfir_db *d, wi_err *err);
 /* Record of a flow by database fid, or NULL (an mfir_get_fn; ctx is the mfir_db). */
 const mfir_rec *rd_get(void *ctx, int64_t fid);
 /* PC of a loaded flow (0 if unknown). */
-uint64_t rd_flow_pc(const mfir_db *d, int64_t fid);
+uint64_t rd_flow_pc(mfir_db *d, int64_t fid);
 /* Prepare sql on d (error names the statement's purpose). */
 wi_rc rd_prepare(mfir_db *d, const char *sql, sqlite3_stmt **st, wi_err *err);
 

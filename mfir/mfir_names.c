@@ -59,6 +59,11 @@ int mfir_kind_from_name(const char *name) {
 }
 
 int mfir_kind_stage(int kind) {
+  /* Hot (the capture asks per event): the model's kinds by their contiguous ranges. */
+  if (kind > OB_NONE && kind <= OB_SERIAL) return MFIR_D;
+  if (kind >= OB_DISPATCHED && kind <= OB_MSHR) return MFIR_I;
+  if (kind >= OB_EXEC && kind <= OB_FORWARD) return MFIR_C;
+  if (kind >= OB_COMPLETION && kind <= OB_PREV_COMMIT) return MFIR_R;
   for (size_t i = 0; i < WI_ARRAY_LEN(kinds); i++)
     if (kinds[i].id == kind) return kinds[i].stage;
   return -1;

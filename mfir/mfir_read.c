@@ -66,6 +66,8 @@ mfir_db *mfir_open(const char *path, wi_err *err) {
 
 void mfir_close(mfir_db *d) {
   if (!d) return;
+  sqlite3_finalize(d->wget);
+  d->wget = NULL;
   if (d->db) sqlite3_close(d->db);
   free(d->path);
   map64_free(&d->pc_map);
@@ -73,8 +75,9 @@ void mfir_close(mfir_db *d) {
   arena_free(d->strings);
   free(d->flows);
   free(d->flow_pc);
-  free(d->wflows);
-  free(d->wflow_pc);
+  map64_free(&d->wmap);
+  VEC_FREE(d->wrecs);
+  arena_free(d->warena);
   free(d);
 }
 
@@ -164,26 +167,34 @@ wi_rc rd_load_flows(mfir_db *d, wi_err *err) {
   sqlite3_finalize(st);
   if (!rc && d->n_flows != nc)
     rc = wi_fail(err, WI_ECORRUPT, "%s: cflow holds %zu of the window's %zu instructions", d->path, d->n_flows, nc);
-  /* Wrong-path flows, in increasing fid order for the binary search. */
-  if (!rc)
-    rc = rd_prepare(d,
-                    "SELECT fid, pc, fetch, dispatch, issue, complete, retire, d_kind, d_by, c_kind, r_kind, r_by"
-                    " FROM wflow ORDER BY fid",
-                    &st, err);
   if (rc) return rc;
-  size_t wcap = 0;
-  while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-    if (d->n_wflows == wcap) {
-      wcap = wcap ? 2 * wcap : 1024;
-      d->wflows = xrealloc(d->wflows, wcap * sizeof *d->wflows);
-      d->wflow_pc = xrealloc(d->wflow_pc, wcap * sizeof *d->wflow_pc);
-    }
-    mfir_rec *r = &d->wflows[d->n_wflows];
-    d->wflow_pc[d->n_wflows] = (uint64_t)sqlite3_column_int64(st, 1);
-    d->n_wflows++;
-    memset(r, 0, sizeof *r);
-    r->fid = sqlite3_column_int64(st, 0);
+  /* Wrong-path flows come on demand. */
+  if ((rc = rd_prepare(d,
+                       "SELECT fid, pc, fetch, dispatch, issue, complete, retire, d_kind, d_by, c_kind, r_kind, r_by"
+                       " FROM wflow WHERE fid = ?",
+                       &d->wget, err)))
+    return rc;
+  map64_init(&d->wmap, 1024);
+  d->warena = arena_new(1 << 16);
+  bool ok;
+  d->n_wflows = (uint64_t)meta_int(d, "wrong_flows", &ok);
+  d->flows_loaded = true;
+  return WI_OK;
+}
+
+/* A wrong-path flow by fid: from the cache, else one point query (NULL if absent). */
+static const rd_wrec *wload(mfir_db *d, int64_t fid) {
+  uint32_t *v = map64_get(&d->wmap, (uint64_t)(-fid));
+  if (v) return *v == UINT32_MAX ? NULL : d->wrecs.a[*v];
+  sqlite3_stmt *st = d->wget;
+  sqlite3_bind_int64(st, 1, fid);
+  rd_wrec *w = NULL;
+  if (sqlite3_step(st) == SQLITE_ROW) {
+    w = arena_alloc(d->warena, sizeof *w);
+    mfir_rec *r = &w->r;
+    r->fid = fid;
     r->wrong = true;
+    w->pc = (uint64_t)sqlite3_column_int64(st, 1);
     for (int k = 0; k < MFIR_NSTAGE; k++) r->t[k] = col_time(st, 2 + k);
     for (int k = 0; k < MFIR_NSTAGE; k++) r->by[k] = MFIR_NOFID;
     r->kind[MFIR_D] = (uint8_t)sqlite3_column_int(st, 7);
@@ -193,40 +204,28 @@ wi_rc rd_load_flows(mfir_db *d, wi_err *err) {
     r->kind[MFIR_R] = (uint8_t)sqlite3_column_int(st, 10);
     r->by[MFIR_R] = col_fid(st, 11);
   }
-  if (!rc && s != SQLITE_DONE)
-    rc = wi_fail(err, WI_ECORRUPT, "%s: reading wrong-path flows: %s", d->path, sqlite3_errmsg(d->db));
-  sqlite3_finalize(st);
-  if (rc) return rc;
-  d->flows_loaded = true;
-  return WI_OK;
-}
-
-static long wfind(const mfir_db *d, int64_t fid) {
-  size_t lo = 0, hi = d->n_wflows;
-  while (lo < hi) {
-    size_t mid = (lo + hi) / 2;
-    if (d->wflows[mid].fid < fid) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo < d->n_wflows && d->wflows[lo].fid == fid ? (long)lo : -1;
+  sqlite3_reset(st);
+  if (w) VEC_PUSH(d->wrecs, w);
+  map64_put(&d->wmap, (uint64_t)(-fid), w ? (uint32_t)(d->wrecs.n - 1) : UINT32_MAX);
+  return w;
 }
 
 const mfir_rec *rd_get(void *ctx, int64_t fid) {
-  const mfir_db *d = ctx;
+  mfir_db *d = ctx;
   if (fid == MFIR_NOFID) return NULL;
   if (fid >= 0) {
     if (fid < d->win.first_fid || fid > d->win.last_fid) return NULL;
     return &d->flows[fid - d->win.first_fid];
   }
-  long i = wfind(d, fid);
-  return i >= 0 ? &d->wflows[i] : NULL;
+  const rd_wrec *w = wload(d, fid);
+  return w ? &w->r : NULL;
 }
 
-uint64_t rd_flow_pc(const mfir_db *d, int64_t fid) {
+uint64_t rd_flow_pc(mfir_db *d, int64_t fid) {
   if (fid >= 0) {
     if (fid < d->win.first_fid || fid > d->win.last_fid) return 0;
     return d->flow_pc[fid - d->win.first_fid];
   }
-  long i = wfind(d, fid);
-  return i >= 0 ? d->wflow_pc[i] : 0;
+  const rd_wrec *w = wload(d, fid);
+  return w ? w->pc : 0;
 }

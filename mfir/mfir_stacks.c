@@ -95,7 +95,7 @@ wi_rc mfir_cycle_stacks(mfir_db *d, mfir_stacks *out, wi_err *err) {
     memset(out, 0, sizeof *out);
     return rc;
   }
-  qsort(pcs.a, pcs.n, sizeof *pcs.a, cmp_stack);
+  if (pcs.n > 1) qsort(pcs.a, pcs.n, sizeof *pcs.a, cmp_stack);
   out->pcs = pcs.a;
   out->n_pcs = pcs.n;
   return WI_OK;

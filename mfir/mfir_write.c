@@ -63,7 +63,6 @@ static const char static_schema[] =
   "  level INTEGER, uses INTEGER NOT NULL);\n";
 
 const char mw_post_sql[] =
-  "CREATE INDEX cflow_pc ON cflow(pc);\n"
   "CREATE VIEW flow AS\n"
   "  SELECT fid, pc, fetch, dispatch, issue, complete, retire, rob, sched, port, slots, flags,\n"
   "    d_kind, d_by, d_rid, d_cyc, i_kind, i_by, i_rid, i_cyc, c_kind, c_by, c_rid, c_cyc,\n"
@@ -126,7 +125,7 @@ _Static_assert(MK_FETCH_ORDER == 40 && MK_SQUASH_BRANCH == 43 && MK_SQUASH_CLEAR
                "kind ids are spelled out in the views above");
 _Static_assert(OB_MSHR == 14, "kind id spelled out in the edge view");
 
-#define MW_BLOCK_ROWS 4096u
+#define MW_BLOCK_ROWS 1024u
 #define MW_QUEUE_MAX 6 /* blocks waiting for the writer thread (back-pressure beyond) */
 
 /* ---- writing blocks ------------------------------------------------------------------------------- */

@@ -15,7 +15,11 @@
  * which any instance of it entered the model (correct or wrong path). A replay whose
  * stream-level interventions match nothing before snapshot S starts from S: up to S the
  * intervened run is, instruction for instruction, the baseline run, so the result is identical
- * to a full replay. Configuration-level interventions and custom hooks start at instruction 0.
+ * to a full replay. Entries are recorded when an instruction is read into the model's window
+ * (ahead of fetch), which is conservative: ooo_set_filter re-reads the window's unfetched
+ * instructions, so a replay copied from a snapshot filters them exactly as a full replay did.
+ * Configuration-level interventions, perfect_cache levels and custom hooks start at
+ * instruction 0.
  *
  * Thread safety: an rp_base is read-only after rp_base_run(); rp_plan_new() and rp_replay() may
  * be called concurrently on one base from many threads (each with its own rp_worker). */
@@ -40,7 +44,7 @@ typedef enum rp_kind {
   RP_PERFECT_CACHE,   /* perfect_cache{pc|range|func|index = ...} or perfect_cache{level = ...} */
   RP_RAS,             /* ras{depth = N, repair = "none"|"tos"|"full"} */
   RP_WRONG_PATH,      /* wrong_path{policy = "normal"|"off"|"cap"|"confidence", cap = N,
-                         conf_bits = N, conf_max = N, conf_threshold = N} */
+                         conf_bits = N, conf_max = N, conf_threshold = N, conf_gate = N} */
   RP_PORT,            /* port{name = "P5", add = N} or port{classes = {"shuffle", ...}, add = N} */
   RP_RESIZE,          /* resize{rob = N, lq = N, l1d_mshrs = N, rename_width = N, ...} */
   RP_PREDICTOR,       /* predictor{type = "tage"|"gshare"|"bimodal", <bpred keys>...} */
@@ -56,7 +60,8 @@ const char *rp_kind_list(void);
 
 /* What a stream-level intervention matches. */
 enum {
-  RPM_ALL = 0,  /* everything (configuration-level form of the kind) */
+  RPM_ALL = 0,  /* no match: the configuration-level form (perfect_branch{}, perfect_cache{level}),
+                   or a per-PC sweep template (remove{}, latency{add=1}, perfect_cache{}) */
   RPM_PC,       /* one static instruction: pc (or sym + lo when sym is set) */
   RPM_RANGE,    /* static instructions with lo <= pc < hi */
   RPM_FUNC,     /* every static instruction of the function(s) named sym */
@@ -129,6 +134,7 @@ typedef struct rp_base_opts {
   uint64_t stats_interval; /* if > 0: also record statistics every this many committed
                               instructions (rp_base_intervals) */
   unsigned ooo_flags;      /* ooo_new flags for the baseline (e.g. OOO_SID_STATS) */
+  bool progress;           /* show progress on stderr (only when it is a terminal) */
 } rp_base_opts;
 
 /* Statistics of one interval of the baseline (rp_base_opts.stats_interval). */

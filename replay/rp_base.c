@@ -203,9 +203,13 @@ wi_rc rp_base_run(rp_base *b, wi_err *err) {
   uint64_t next_snap = snaps ? interval : UINT64_MAX;
   uint64_t next_stat = b->o.stats_interval ? b->o.stats_interval : UINT64_MAX;
   wi_rc rc = WI_OK;
+  wi_progress pg;
+  if (b->o.progress) progress_begin(&pg, "baseline", b->n_insns);
   while (!ooo_finished(m)) {
     uint64_t done = ooo_committed(m);
+    if (b->o.progress) progress_update(&pg, done);
     uint64_t target = WI_MIN(next_snap, next_stat);
+    if (b->o.progress) target = WI_MIN(target, done + 1000000); /* a progress update per million */
     uint64_t want = target == UINT64_MAX ? UINT64_MAX : (target > done ? target - done : 1);
     if ((rc = ooo_run(m, want, err))) break;
     done = ooo_committed(m);
@@ -233,6 +237,7 @@ wi_rc rp_base_run(rp_base *b, wi_err *err) {
       if (sv.n >= max_snaps) next_snap = UINT64_MAX;
     }
   }
+  if (b->o.progress) progress_end(&pg);
   if (!rc && b->o.stats_interval) {
     const ooo_stats *now = ooo_get_stats(m);
     if (now->insns > prev.insns) interval_push(b, &iv, &prev, now, held_prev, wpo.held);

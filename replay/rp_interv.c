@@ -35,34 +35,36 @@ static const char *const f_latency[] = {"pc", "range", "func", "index", "class",
 static const char *const f_pbranch[] = {"pc", "range", "func", "index", "all", NULL};
 static const char *const f_pcache[] = {"pc", "range", "func", "index", "level", NULL};
 static const char *const f_ras[] = {"depth", "repair", NULL};
-static const char *const f_wpath[] = {"policy", "cap", "conf_bits", "conf_max", "conf_threshold", NULL};
+static const char *const f_wpath[] = {"policy", "cap", "conf_bits", "conf_max", "conf_threshold", "conf_gate", NULL};
 static const char *const f_port[] = {"name", "add", "classes", NULL};
 
 /* resize fields: name -> configuration path (section, key). */
 typedef struct rs_field {
   const char *name, *section, *sub, *key;
+  double min; /* smallest value (the configuration's own range check applies too) */
 } rs_field;
 static const rs_field k_resize[] = {
-  {"rob", "core", NULL, "rob"},
-  {"sched_math", "core", NULL, "sched_math"},
-  {"sched_load", "core", NULL, "sched_load"},
-  {"sched_store", "core", NULL, "sched_store"},
-  {"lq", "core", NULL, "lq"},
-  {"sq", "core", NULL, "sq"},
-  {"int_prf", "core", NULL, "int_prf"},
-  {"vec_prf", "core", NULL, "vec_prf"},
-  {"rename_width", "core", NULL, "rename_width"},
-  {"commit_width", "core", NULL, "commit_width"},
-  {"retire_width", "core", NULL, "commit_width"},
-  {"fetch_width", "frontend", NULL, "fetch_width"},
-  {"decode_width", "frontend", NULL, "fetch_width"}, /* the model fetches and decodes at one width */
-  {"fetch_queue", "frontend", NULL, "fetch_queue"},
-  {"branch_checkpoints", "frontend", NULL, "branch_checkpoints"},
-  {"l1i_mshrs", "mem", "l1i", "mshrs"},
-  {"l1d_mshrs", "mem", "l1d", "mshrs"},
-  {"l2_mshrs", "mem", "l2", "mshrs"},
-  {"llc_mshrs", "mem", "llc", "mshrs"},
-  {"dram_queue", "mem", "dram", "queue"},
+  {"rob", "core", NULL, "rob", 1},
+  {"sched_math", "core", NULL, "sched_math", 1},
+  {"sched_load", "core", NULL, "sched_load", 1},
+  {"sched_store", "core", NULL, "sched_store", 1},
+  {"lq", "core", NULL, "lq", 1},
+  {"sq", "core", NULL, "sq", 1},
+  {"int_prf", "core", NULL, "int_prf", 1},
+  {"vec_prf", "core", NULL, "vec_prf", 1},
+  {"rename_width", "core", NULL, "rename_width", 1},
+  {"commit_width", "core", NULL, "commit_width", 1},
+  {"retire_width", "core", NULL, "commit_width", 1},
+  {"fetch_width", "frontend", NULL, "fetch_width", 1},
+  {"decode_width", "frontend", NULL, "fetch_width", 1}, /* the model fetches and decodes at one width */
+  {"fetch_queue", "frontend", NULL, "fetch_queue", 1},
+  {"branch_checkpoints", "frontend", NULL, "branch_checkpoints", 1},
+  {"uop_cache_lines", "frontend", NULL, "uop_cache_lines", 0},
+  {"l1i_mshrs", "mem", "l1i", "mshrs", 1},
+  {"l1d_mshrs", "mem", "l1d", "mshrs", 1},
+  {"l2_mshrs", "mem", "l2", "mshrs", 1},
+  {"llc_mshrs", "mem", "llc", "mshrs", 1},
+  {"dram_queue", "mem", "dram", "queue", 1},
 };
 
 static const char *const k_match_fields[] = {"pc", "range", "func", "index", "class"};
@@ -451,7 +453,8 @@ static wi_rc parse_ras(const cfg_val *v, rp_interv *iv, wi_err *err) {
 static wi_rc parse_wrong_path(const cfg_val *v, rp_interv *iv, wi_err *err) {
   static const char *const pol[] = {"normal", "off", "cap", "confidence", NULL};
   const cfg_val *p = cv_get(v, "policy"), *cap = cv_get(v, "cap");
-  bool conf = cv_get(v, "conf_bits") || cv_get(v, "conf_max") || cv_get(v, "conf_threshold");
+  bool conf = cv_get(v, "conf_bits") || cv_get(v, "conf_max") || cv_get(v, "conf_threshold") ||
+              cv_get(v, "conf_gate");
   int policy = -1;
   if (p) {
     wi_rc rc = get_choice(p, "wrong_path", "policy", pol, &policy, err);
@@ -466,7 +469,7 @@ static wi_rc parse_wrong_path(const cfg_val *v, rp_interv *iv, wi_err *err) {
   if (cap && policy != WP_CAP)
     return wi_fail(err, WI_EINVAL, "wrong_path{...}: cap applies only with policy = \"cap\"");
   if (conf && policy != WP_CONFIDENCE)
-    return wi_fail(err, WI_EINVAL, "wrong_path{...}: conf_bits/conf_max/conf_threshold apply only with policy = \"confidence\"");
+    return wi_fail(err, WI_EINVAL, "wrong_path{...}: conf_bits/conf_max/conf_threshold/conf_gate apply only with policy = \"confidence\"");
   iv->edit = edit_new(iv, v);
   cfg_val *fe = edit_section(iv->edit, "frontend");
   cv_set(fe, "wrong_path", cv_str(pol[policy]));
@@ -476,10 +479,11 @@ static wi_rc parse_wrong_path(const cfg_val *v, rp_interv *iv, wi_err *err) {
     if (rc) return rc;
     cv_set(fe, "wrong_path_cap", cv_num((double)n));
   }
-  static const char *const ck[] = {"conf_bits", "conf_max", "conf_threshold"};
-  static const double cmax[] = {16, 255, 255};
-  static const double cmin[] = {4, 1, 0};
-  for (int i = 0; i < 3; i++) {
+  /* ranges as in bp_param_table; the configuration check has the last word */
+  static const char *const ck[] = {"conf_bits", "conf_max", "conf_threshold", "conf_gate"};
+  static const double cmax[] = {16, 255, 255, 4096};
+  static const double cmin[] = {4, 1, 0, 1};
+  for (int i = 0; i < 4; i++) {
     const cfg_val *x = cv_get(v, ck[i]);
     if (!x) continue;
     int64_t n;
@@ -560,7 +564,7 @@ static wi_rc parse_resize(const cfg_val *v, rp_interv *iv, wi_err *err) {
     const cfg_val *x = cv_get(v, r->name);
     if (!x) continue;
     int64_t n;
-    if ((rc = get_int(x, "resize", r->name, 1, 1 << 30, &n, err))) return rc;
+    if ((rc = get_int(x, "resize", r->name, r->min, 1 << 30, &n, err))) return rc;
     cfg_val *s = edit_section(iv->edit, r->section);
     if (r->sub) s = edit_section(s, r->sub);
     cv_set(s, r->key, cv_num((double)n));

@@ -143,7 +143,8 @@ static void synth_free(synth *s) {
   free(s->mem);
 }
 
-static void print_row(const char *name, const bg_result *r, jw *w) {
+/* in_memory: the source is an array (reading it costs nothing worth reporting) */
+static void print_row(const char *name, const bg_result *r, bool in_memory, jw *w) {
   const double n = (double)r->insns;
   double mt = n / r->taint_cpu / 1e6, mf = n / r->fast_cpu / 1e6, mr = n / r->read_cpu / 1e6;
   if (w) {
@@ -153,12 +154,16 @@ static void print_row(const char *name, const bg_result *r, jw *w) {
     jw_kuint(w, "predicted_cycles", r->cycles);
     jw_knum(w, "taint_minsns_per_s", mt);
     jw_knum(w, "fast_minsns_per_s", mf);
-    jw_knum(w, "read_minsns_per_s", mr);
+    if (in_memory) jw_kstr(w, "read_minsns_per_s", NULL);
+    else jw_knum(w, "read_minsns_per_s", mr);
     jw_knum(w, "taint_cpu_s", r->taint_cpu);
     jw_knum(w, "taint_wall_s", r->taint_wall);
     jw_obj_end(w);
   } else {
-    printf("%-28s %10llu %9.1f %9.1f %9.1f %9.3f %9.3f\n", name, (unsigned long long)r->insns, mt, mf, mr,
+    char rd[32];
+    if (in_memory) snprintf(rd, sizeof rd, "-");
+    else snprintf(rd, sizeof rd, "%.1f", mr);
+    printf("%-28s %10llu %9.1f %9.1f %9s %9.3f %9.3f\n", name, (unsigned long long)r->insns, mt, mf, rd,
            r->taint_cpu, r->taint_wall);
   }
 }
@@ -233,7 +238,7 @@ int bench_gus(int argc, char **argv) {
     gus_source_trace(&src, t);
     bg_result r;
     if (bench_source(&m, (uint32_t)window, &src, (int)repeat, &r, &err)) status = cli_fail(&err);
-    else print_row(paths[i], &r, json ? &w : NULL);
+    else print_row(paths[i], &r, false, json ? &w : NULL);
     trace_close(t);
   }
   if (synthetic && !status) {
@@ -245,7 +250,7 @@ int bench_gus(int argc, char **argv) {
     char name[64];
     snprintf(name, sizeof name, "<synthetic %llu>", (unsigned long long)synthetic);
     if (bench_source(&m, (uint32_t)window, &src, (int)repeat, &r, &err)) status = cli_fail(&err);
-    else print_row(name, &r, json ? &w : NULL);
+    else print_row(name, &r, true, json ? &w : NULL);
     synth_free(&s);
   }
   if (json) {

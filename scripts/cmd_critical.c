@@ -14,9 +14,10 @@ static void usage(FILE *f) {
           "  Walk back along binding edges (what each stage of each instruction waited for last) and\n"
           "  report where the cycles went: by edge kind, resource, static PC and function. The parts\n"
           "  sum to the walk's cycles (the window's cycles without a symptom).\n"
-          "  --symptom  end (default), rob-head (longest ROB-head stall), dispatch (longest dispatch\n"
-          "             stall), miss (slowest L1-missing load), fid:N[:F|D|I|C|R] (a given flow/stage);\n"
-          "             prints the chain of hops inside the stall and its root cause\n"
+          "  --symptom  rob-head (longest ROB-head stall), dispatch (longest dispatch stall), miss\n"
+          "             (slowest L1-missing load), fid:N[:F|D|I|C|R] (a given flow and stage), or end (the\n"
+          "             whole path, hop by hop): prints the chain of hops inside the stall and its root\n"
+          "             cause (a mispredicted branch, an evicting access, ...)\n"
           "  --top N    rows per table (default 15; 0 = all)\n");
 }
 

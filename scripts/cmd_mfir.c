@@ -12,7 +12,8 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: whatif mfir TRACE -o OUT.db [--window START:COUNT] [--uarch NAME|FILE] [--set LUA-TABLE]\n"
-          "                   [--margin N] [--no-mem-hits] [--no-thread] [--json]\n"
+          "                   [--margin N] [--no-mem-hits] [--wrong-dispatched] [--no-thread] [--dry-run]\n"
+          "                   [--json]\n"
           "  Replay TRACE (or the COUNT instructions from model index START) with the MFIR observer and\n"
           "  write flows, binding edges, memory transactions, squashes, slot records, static PCs and\n"
           "  resources to OUT.db (written to a temporary beside it, then renamed).\n"
@@ -21,7 +22,11 @@ static void usage(FILE *f) {
           "  --set          overrides, e.g. --set '{core = {rob = 256}}'\n"
           "  --margin N     instructions observed before START so edges into the window resolve (4096)\n"
           "  --no-mem-hits  do not store first-level cache hits as memory transactions (smaller file)\n"
+          "  --wrong-dispatched  store only wrong-path flows that were dispatched (branchy code fetches\n"
+          "                 several wrong-path instructions per instruction; the rest stay counted in\n"
+          "                 the squash groups)\n"
           "  --no-thread    write SQLite on the model's thread (default: a writer thread)\n"
+          "  --dry-run      capture and format every row but insert none (to time the capture)\n"
           "  --json         print the build summary as JSON\n");
 }
 
@@ -58,8 +63,12 @@ int cmd_mfir(int argc, char **argv) {
       json = true;
     } else if (!strcmp(a, "--no-mem-hits")) {
       o.no_mem_hits = true;
+    } else if (!strcmp(a, "--wrong-dispatched")) {
+      o.wrong_dispatched = true;
     } else if (!strcmp(a, "--no-thread")) {
       o.threaded = false;
+    } else if (!strcmp(a, "--dry-run")) {
+      o.dry_run = true;
     } else if (!strcmp(a, "-o") || !strcmp(a, "--window") || !strcmp(a, "--uarch") || !strcmp(a, "--set") ||
                !strcmp(a, "--margin")) {
       if (i + 1 >= argc) return cli_usage("mfir", "%s needs a value", a);

@@ -89,6 +89,7 @@ int cmd_replay(int argc, char **argv) {
   }
   if (!(t = trace_open(path, &err))) goto fail;
   rp_base_opts bo = {0};
+  bo.progress = true;
   bo.no_snapshots = !ckpt;
   if (!(b = rp_base_new(t, &cfg, &bo, &err))) goto fail;
   if (!(p = rp_plan_new(b, ivs.a, ivs.n, &err))) goto fail; /* validate before the long run */

@@ -81,7 +81,8 @@ int cmd_run(int argc, char **argv) {
   if (set && machine_apply_expr(&cfg, set, &err)) return cli_fail(&err);
   trace_t *t = trace_open(path, &err);
   if (!t) return cli_fail(&err);
-  ooo_model *m = ooo_new(&cfg, t, hot ? OOO_SID_STATS : 0, &err);
+  /* per-sid statistics also make the load-level breakdown exact (memory-system miss events) */
+  ooo_model *m = ooo_new(&cfg, t, OOO_SID_STATS, &err);
   if (!m) {
     trace_close(t);
     return cli_fail(&err);

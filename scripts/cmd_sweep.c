@@ -26,6 +26,7 @@ static void usage(FILE *f) {
           "  --top K        only the K most executed PCs (default all)\n"
           "  -j N           worker threads (default 1)\n"
           "  --shard i/N    only jobs with index %% N == i (i from 0); merge shards with whatif merge\n"
+          "                 (e.g. a Slurm array: --shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT)\n"
           "  --no-ckpt      replay every job from the start (default: from the last baseline snapshot before\n"
           "                 the job's intervention first matters; identical results)\n"
           "  --interval N   committed instructions between snapshots (default: automatic)\n"
@@ -263,6 +264,7 @@ int cmd_sweep(int argc, char **argv) {
 
   /* the baseline's compile-time checks, then the store (resume), then the baseline run */
   rp_base_opts bo = {0};
+  bo.progress = true;
   bo.interval = interval;
   bo.max_snaps = (uint32_t)snaps;
   bo.no_snapshots = !ckpt;

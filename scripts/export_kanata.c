@@ -85,7 +85,7 @@ static wi_rc load(sqlite3 *db, int64_t f0, int64_t f1, uint64_t lo, uint64_t hi,
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) return wi_fail(err, WI_ECORRUPT, "kanata: reading flows: %s", sqlite3_errmsg(db));
   }
-  qsort(v->a, v->n, sizeof *v->a, cmp_first);
+  if (v->n > 1) qsort(v->a, v->n, sizeof *v->a, cmp_first);
   return WI_OK;
 }
 

@@ -62,7 +62,7 @@ static int eval_list(lua_State *L) {
   luaL_buffinit(L, &b);
   luaL_addstring(&b, "return {");
   luaL_addstring(&b, text);
-  luaL_addstring(&b, "\n}");
+  luaL_addstring(&b, " }"); /* same line: errors point at the text's own line */
   luaL_pushresult(&b);
   size_t len;
   const char *code = lua_tolstring(L, -1, &len);

@@ -494,13 +494,14 @@ static int config_copy(lua_State *L) {
 
 static int config_dump(lua_State *L) {
   lw_config *u = check_config(L, 1);
+  lw_box *box = box_new(L, free, NULL);
   char *buf = NULL;
   size_t n = 0;
   FILE *f = open_memstream(&buf, &n);
   if (!f) return luaL_error(L, "out of memory");
   ooo_config_dump_lua(&u->cfg, f);
   fclose(f);
-  lw_box *box = box_new(L, free, buf);
+  box->p = buf;
   lua_pushlstring(L, buf, n);
   box_release(box);
   return 1;
@@ -1224,32 +1225,22 @@ static int lw_parse(lua_State *L) {
  * Looks in $WHATIF_TRACES, then the build trees next to the executable and the source. */
 static int lw_trace_path(lua_State *L) {
   const char *name = luaL_checkstring(L, 1);
-  const char *dirs[6];
-  size_t nd = 0;
   const char *env = getenv("WHATIF_TRACES");
-  if (env) dirs[nd++] = env;
-  char *a = xasprintf("%s/traces", cli_exe_dir());
-  char *b = xasprintf("%s/build/traces", WHATIF_SOURCE_DIR);
-  dirs[nd++] = a;
-  dirs[nd++] = b;
-  dirs[nd++] = "traces";
-  char *found = NULL;
-  for (size_t i = 0; i < nd && !found; i++) {
-    char *p = xasprintf("%s/%s.wtr", dirs[i], name);
-    if (access(p, R_OK) == 0) found = p;
-    else free(p);
-  }
-  free(a);
-  free(b);
-  if (!found) {
-    lua_pushnil(L);
-    lua_pushfstring(L, "no recorded trace of workload '%s' (set WHATIF_TRACES to the directory of the .wtr files, "
-                       "e.g. build/traces after `ctest -R record_workloads`)", name);
-    return 2;
-  }
-  lua_pushstring(L, found);
-  free(found);
-  return 1;
+  char cand[4][4096];
+  int nc = 0;
+  if (env) snprintf(cand[nc++], sizeof cand[0], "%s/%s.wtr", env, name);
+  snprintf(cand[nc++], sizeof cand[0], "%s/traces/%s.wtr", cli_exe_dir(), name);
+  snprintf(cand[nc++], sizeof cand[0], "%s/build/traces/%s.wtr", WHATIF_SOURCE_DIR, name);
+  snprintf(cand[nc++], sizeof cand[0], "traces/%s.wtr", name);
+  for (int i = 0; i < nc; i++)
+    if (access(cand[i], R_OK) == 0) {
+      lua_pushstring(L, cand[i]);
+      return 1;
+    }
+  lua_pushnil(L);
+  lua_pushfstring(L, "no recorded trace of workload '%s' (set WHATIF_TRACES to the directory of the .wtr files, "
+                     "e.g. build/traces after `ctest -R record_workloads`)", name);
+  return 2;
 }
 
 /* Helpers written in Lua: table printing for the examples. */

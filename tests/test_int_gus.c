@@ -95,7 +95,7 @@ static void test_ptrchase(void **state) {
   trace_close(t);
 }
 
-/* Every other recorded workload at least runs deterministically with every window. */
+/* Every other recorded workload at least runs deterministically (windows 1, 2 and 4 in turn). */
 static void test_all_windows(void **state) {
   (void)state;
   static const char *const names[] = {"branchy", "branchless", "recursion", "stream", "ports"};
@@ -105,12 +105,10 @@ static void test_all_windows(void **state) {
     free(path);
     if (!have) continue;
     trace_t *t = open_workload(names[i]);
-    for (uint32_t w = 1; w <= 4; w *= 2) {
-      gus_result r;
-      run_twice(t, w, &r);
-      assert_true(r.cycles > 0);
-      gus_result_free(&r);
-    }
+    gus_result r;
+    run_twice(t, 1u << (i % 3), &r);
+    assert_true(r.cycles > 0);
+    gus_result_free(&r);
     trace_close(t);
   }
 }

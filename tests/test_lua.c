@@ -145,6 +145,13 @@ static void test_api(void **state) {
     "for i = 1, #s1 do assert(s1[i].cycles == s2[i].cycles and s1[i].text == s2[i].text) end\n"
     "local s3 = w.sweep(b, {{w.remove{pc = fma.pc}}, 'latency{class=\"fma\", add=1}'}, {threads = 2})\n"
     "assert(#s3 == 2 and s3[1].cycles == r.intervened.cycles and s3[2].delta_cycles > 0)\n"
+    /* a sweep into a results database resumes */
+    "local db = os.tmpname()\n"
+    "local d1 = w.sweep(b, {per_pc = 'remove{}', top = 4, db = db})\n"
+    "assert(#d1 == 4 and d1[1].cycles and not d1[1].stored)\n"
+    "local d2 = w.sweep(b, {per_pc = 'remove{}', top = 5, db = db, threads = 2})\n"
+    "assert(#d2 == 5 and d2[1].stored and d2[4].stored and d2[5].cycles)\n"
+    "os.remove(db); os.remove(db .. '-wal'); os.remove(db .. '-shm')\n"
     /* run with intervals */
     "local res, b2 = w.run(t, {stats_interval = 1000})\n"
     "assert(res.cycles == base.cycles and #res.intervals >= 7 and b2:snapshots() == 0)\n"

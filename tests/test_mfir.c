@@ -198,13 +198,29 @@ static void test_hop_rules(void **state) {
   h = mfir_hop(&s.r[0], MFIR_F, recs_get, &s);
   assert_int_equal(h.fid, MFIR_NOFID);
   assert_int_equal(h.kind, MK_START);
-  /* commit: completion, or the previous commit */
+  /* commit: completion, or the previous commit when that came last */
   h = mfir_hop(&s.r[1], MFIR_R, recs_get, &s);
-  assert_true(h.fid == 11 && h.stage == MFIR_C && h.cycles == 1);
+  assert_true(h.fid == 11 && h.stage == MFIR_C && h.cycles == 1 && !h.corrected);
   s.r[1].kind[MFIR_R] = OB_PREV_COMMIT;
   s.r[1].by[MFIR_R] = 10;
   h = mfir_hop(&s.r[1], MFIR_R, recs_get, &s);
-  assert_true(h.fid == 10 && h.stage == MFIR_R && h.cycles == 3);
+  assert_true(h.fid == 11 && h.stage == MFIR_C && h.kind == OB_COMPLETION && h.corrected); /* 10 < 12 */
+  s.r[1].t[MFIR_C] = 9;
+  h = mfir_hop(&s.r[1], MFIR_R, recs_get, &s);
+  assert_true(h.fid == 10 && h.stage == MFIR_R && h.cycles == 3 && h.kind == OB_PREV_COMMIT);
+  /* a constraint met before the flow's own previous stage does not bind: operand ready at 9,
+   * dispatch at 10 */
+  s.r[1].t[MFIR_D] = 10;
+  s.r[1].t[MFIR_I] = 11;
+  s.r[1].t[MFIR_C] = 12;
+  s.r[1].kind[MFIR_I] = OB_OPERAND;
+  s.r[1].by[MFIR_I] = 10;
+  h = mfir_hop(&s.r[1], MFIR_I, recs_get, &s);
+  assert_true(h.fid == 11 && h.stage == MFIR_D && h.kind == OB_DISPATCHED && h.cycles == 1 && h.corrected);
+  /* an unknown named flow: the own stage */
+  s.r[1].by[MFIR_I] = 99;
+  h = mfir_hop(&s.r[1], MFIR_I, recs_get, &s);
+  assert_true(h.fid == 11 && h.stage == MFIR_D && h.corrected);
 }
 
 /* ---- a hand-made event stream --------------------------------------------------------------------- */
@@ -296,7 +312,7 @@ static char *handmade_db(void) {
   mem(&h, MEV_MISS, 1, set, 1, 0x9008, 7, UINT64_MAX);
   mem(&h, MEV_MSHR_ALLOC, 1, mshr, 1, 0x9000, 7, UINT64_MAX);
   mem(&h, MEV_HIT, 2, 2 * 1000000u + 100000u + 36, 1, 0x9000, 7, UINT64_MAX);
-  ev(&h, ob->dispatch, 8, W1, 0x2004, OOO_RID_ROB + 4, OOO_RID_SCHED + 4, 1, OB_SCHED_FULL, W0);
+  ev(&h, ob->dispatch, 8, W1, 0x2004, OOO_RID_ROB + 4, OOO_RID_SCHED + 4, 1, OB_SCHED_FULL, 0);
   static const uint32_t r0[4] = {OOO_RID_FETCH, 0, PORT(0), 0};
   commit(&h, 0, 0x1000, (const uint64_t[]){0, 5, 6, 7, 8},
          (const uint8_t[]){OB_FRONTEND, OB_DISPATCHED, OB_EXEC, OB_COMPLETION}, (const uint64_t[]){NONE, NONE, 0, 0},
@@ -364,7 +380,8 @@ static void test_handmade_tables(void **state) {
   assert_int_equal(q1(db, "SELECT r_kind FROM wflow WHERE fid = -2"), MK_SQUASH_BRANCH);
   assert_int_equal(q1(db, "SELECT retire FROM wflow WHERE fid = -2"), 12);
   assert_int_equal(q1(db, "SELECT d_kind FROM wflow WHERE fid = -2"), OB_SCHED_FULL);
-  assert_int_equal(q1(db, "SELECT d_by FROM wflow WHERE fid = -2"), -1);
+  assert_int_equal(q1(db, "SELECT d_by FROM wflow WHERE fid = -2"), 0);
+  assert_int_equal(q1(db, "SELECT d_cyc FROM wflow WHERE fid = -2"), 8 - 6); /* flow 0 issued at 6 */
   assert_int_equal(q1(db, "SELECT r_cyc FROM wflow WHERE fid = -1"), 0);
   /* one squash group */
   assert_int_equal(q1(db, "SELECT count(*) FROM squash"), 1);
@@ -642,6 +659,13 @@ static void test_topdown_and_stacks(void **state) {
   mfir_build_stats bs;
   char *path = build_db(trace, &cfg, 0, UINT64_MAX, &bs);
   assert_true(bs.wrong > 0);
+  sqlite3 *db = db_open(path);
+  assert_int_equal(q1(db, "SELECT sum(count) FROM pc"), (int64_t)ms.insns);
+  assert_int_equal(q1(db, "SELECT sum(wrong_count) FROM pc"), q1(db, "SELECT count(*) FROM wflow"));
+  assert_int_equal(q1(db, "SELECT count(*) FROM pc WHERE asm IS NULL"), 0);
+  assert_int_equal(q1(db, "SELECT sum(uses) FROM resource WHERE type = 'rob'"),
+                   q1(db, "SELECT count(rob) FROM flow"));
+  sqlite3_close(db);
   mfir_db *d = open_mfir(path);
   assert_int_equal(mfir_get_window(d)->total_cycles, ms.cycles);
   assert_int_equal(mfir_get_window(d)->insns, ms.insns);

@@ -2,6 +2,7 @@
  * latency, branch prediction and wrong path, RAS repair, determinism and checkpoints,
  * memory ordering, interventions, top-down accounting. */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -277,6 +278,14 @@ static void test_random_branch(void **state) {
   run_res k = run_cfg(path, &c);
   assert_true(k.s.fetched[1] <= 3 * k.s.mispredicts[BR_COND]);
   assert_true(k.s.fetched[1] > 0);
+  /* JRS confidence gating: low-confidence branches stop fetch until they resolve */
+  ooo_config_default(&c);
+  c.fe.wrong_path = WP_CONFIDENCE;
+  run_res g = run_cfg(path, &c);
+  print_message("confidence gating: wrong path fetched %llu (normal %llu), cycles %llu (normal %llu)\n",
+                (unsigned long long)g.s.fetched[1], (unsigned long long)r.s.fetched[1], (unsigned long long)g.s.cycles,
+                (unsigned long long)r.s.cycles);
+  assert_true(g.s.fetched[1] * 4 < r.s.fetched[1]);
   unlink(path);
   free(path);
 }
@@ -464,6 +473,44 @@ static void test_determinism_and_checkpoints(void **state) {
   free(path);
 }
 
+/* Models are independent: several run in parallel threads over one shared trace. */
+typedef struct thr_arg {
+  const trace_t *t;
+  ooo_stats s;
+} thr_arg;
+
+static void *thr_run(void *p) {
+  thr_arg *a = p;
+  ooo_config c;
+  ooo_config_default(&c);
+  wi_err err;
+  ooo_model *m = ooo_new(&c, a->t, 0, &err);
+  if (m && !ooo_run(m, UINT64_MAX, &err)) a->s = *ooo_get_stats(m);
+  ooo_free(m);
+  return NULL;
+}
+
+static void test_parallel_models(void **state) {
+  (void)state;
+  char *path = walk_trace(tu_seed(), 80);
+  wi_err err;
+  trace_t *t = trace_open(path, &err);
+  if (!t) fail_msg("%s", err.msg);
+  thr_arg a[4];
+  pthread_t th[4];
+  memset(a, 0, sizeof a);
+  for (int i = 0; i < 4; i++) {
+    a[i].t = t;
+    assert_int_equal(pthread_create(&th[i], NULL, thr_run, &a[i]), 0);
+  }
+  for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
+  assert_true(a[0].s.insns > 0);
+  for (int i = 1; i < 4; i++) assert_memory_equal(&a[0].s, &a[i].s, sizeof a[0].s);
+  trace_close(t);
+  unlink(path);
+  free(path);
+}
+
 /* ---- memory ordering ---------------------------------------------------------------------------------- */
 
 static void same_addr(void *ctx, uint64_t pc, int slot, uint64_t *addr, uint32_t *size, bool *is_store) {
@@ -618,6 +665,29 @@ static void test_filter_interventions(void **state) {
   assert_int_equal(nop.s.insns, base.s.insns);
   d = ((double)base.s.cycles - (double)nop.s.cycles) / 200.0;
   assert_true(d > 0.9 && d < 1.1);
+  /* a filter set halfway applies from the first instruction not yet fetched */
+  {
+    wi_err err;
+    trace_t *t = trace_open(path, &err);
+    ooo_config c;
+    ooo_config_default(&c);
+    ooo_model *m = new_model(t, &c);
+    run_to(m, 42 * 100);
+    uint64_t from = ooo_fetched_index(m);
+    assert_true(from >= ooo_committed(m));
+    memset(&fc, 0, sizeof fc);
+    fc.pc = BASE;
+    fc.mod.lat_set = -1;
+    fc.mod.lat_add = 3;
+    ooo_set_filter(m, filt, &fc);
+    run_to(m, UINT64_MAX);
+    assert_int_equal(fc.last_index, 42 * 200); /* the filter saw the rest of the trace */
+    d = ((double)ooo_cycles(m) - (double)base.s.cycles) / 100.0; /* the second half: +3 per iteration */
+    print_message("filter from index %llu: %+.2f cycles per later iteration\n", (unsigned long long)from, d);
+    assert_true(d > 2.8 && d < 3.2);
+    ooo_free(m);
+    trace_close(t);
+  }
   unlink(path);
   free(path);
 
@@ -853,6 +923,36 @@ static void test_serialize_and_divider(void **state) {
   free(path);
 }
 
+/* A rep movsb of 16 KiB: 16384 recorded iterations collapse into one fast-string instruction. */
+static void test_rep_string(void **state) {
+  (void)state;
+  tbuild *tb = build("start:\n  nop\ncopy:\n  rep movsb\ndone:\n  nop\n");
+  uint64_t start = tb_label(tb, "start"), copy = tb_label(tb, "copy"), done = tb_label(tb, "done");
+  const uint32_t n = 16384;
+  for (int rep = 0; rep < 3; rep++) {
+    tb_exec(tb, start, NULL, 0);
+    for (uint32_t i = 0; i < n; i++) {
+      trace_mem a[2] = {{0x30000000ULL + i, 1, 0, {0}}, {0x38000000ULL + i, 1, 1, {0}}};
+      tb_exec(tb, copy, a, 2);
+    }
+  }
+  tb_exec(tb, done, NULL, 0);
+  assert_null(tb_error(tb));
+  char *path = write_trace(tb);
+  tb_free(tb);
+  ooo_config c;
+  ooo_config_default(&c);
+  run_res r = run_default(path);
+  print_message("rep movsb 16 KiB x 3: %llu model instructions, %llu cycles (%.1f bytes/cycle)\n",
+                (unsigned long long)r.s.insns, (unsigned long long)r.s.cycles, 3.0 * n / (double)r.s.cycles);
+  assert_int_equal(r.s.insns, 7); /* the iterations were collapsed */
+  /* bounded by the fast-string bandwidth, not one micro-op per byte */
+  assert_true(r.s.cycles > 3 * n / c.core.rep_bytes_per_cycle);
+  assert_true(r.s.cycles < 3 * n / 2);
+  unlink(path);
+  free(path);
+}
+
 static void test_stress_config(void **state) {
   (void)state;
   /* every synthetic workload of this file on the tiny machine, to the end */
@@ -892,12 +992,14 @@ int main(void) {
     cmocka_unit_test(test_random_branch),
     cmocka_unit_test(test_ras_repair),
     cmocka_unit_test(test_determinism_and_checkpoints),
+    cmocka_unit_test(test_parallel_models),
     cmocka_unit_test(test_memory_ordering),
     cmocka_unit_test(test_store_forwarding_latency),
     cmocka_unit_test(test_filter_interventions),
     cmocka_unit_test(test_perfect_mem_and_skipping),
     cmocka_unit_test(test_observer),
     cmocka_unit_test(test_serialize_and_divider),
+    cmocka_unit_test(test_rep_string),
     cmocka_unit_test(test_stress_config),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -32,6 +32,7 @@ static const param_desc bp_params[] = {
   {"conf_bits", P_U32, BPO(conf_bits), 4, 16, "log2 entries", "JRS confidence table size (wrong_path = \"confidence\")", NULL, NULL, NULL},
   {"conf_max", P_U32, BPO(conf_max), 1, 255, "count", "saturation value of the JRS resetting counters", NULL, NULL, NULL},
   {"conf_threshold", P_U32, BPO(conf_threshold), 0, 255, "count", "JRS counter >= threshold means high confidence", NULL, NULL, NULL},
+  {"conf_gate", P_U32, BPO(conf_gate), 1, 64, "branches", "fetch stops while this many low-confidence branches are unresolved", NULL, NULL, NULL},
 };
 const param_table bp_param_table = PARAM_TABLE("bpred", bp_params);
 
@@ -60,6 +61,7 @@ void bp_config_default(bp_config *c) {
   c->conf_bits = 12;
   c->conf_max = 15;
   c->conf_threshold = 15;
+  c->conf_gate = 1;
 }
 
 wi_rc bp_config_check(const bp_config *c, wi_err *err) {
@@ -115,6 +117,7 @@ void bp_geom_init(bp_geom *g, const bp_config *c) {
   g->nfold = 3 * n;
   for (uint32_t f = 0; f < g->nfold; f++) {
     g->outpt[f] = g->olen[f] % g->clen[f];
+    g->outm[f] = 1u << g->outpt[f];
     g->cmask[f] = (1u << g->clen[f]) - 1;
   }
 }
@@ -132,20 +135,24 @@ void bp_hist_push(const bp_geom *g, bp_hist *h, uint8_t *ring, uint64_t pc, bool
   h->g64 = (h->g64 << 1) | b;
   h->phist = (h->phist << 1) | (uint32_t)((pc ^ (pc >> 3)) & 1);
   /* TAGE folds come in triples (index, tag, tag') over the same history length: the bit
-   * leaving the window is read once per triple */
+   * leaving the window is read once per triple. Locals and restrict keep the compiler from
+   * reloading the geometry after every store (ring is a byte pointer that could alias). */
   uint32_t nf = g->nfold;
+  if (!nf) return;
+  uint32_t *restrict fold = h->fold;
+  const uint32_t *restrict olen = g->olen, *restrict outm = g->outm;
+  const uint8_t *restrict rg = ring;
+  /* the three widths are the same for every table: loop-invariant shifts and masks */
+  const uint32_t s0 = g->clen[0], s1 = g->clen[1], s2 = g->clen[2];
+  const uint32_t m0 = g->cmask[0], m1 = g->cmask[1], m2 = g->cmask[2];
   for (uint32_t f = 0; f < nf; f += 3) {
-    uint32_t out = ring[(p - g->olen[f]) & (BP_RING - 1)];
-    uint32_t c0 = (h->fold[f] << 1) | b, c1 = (h->fold[f + 1] << 1) | b, c2 = (h->fold[f + 2] << 1) | b;
-    c0 ^= out << g->outpt[f];
-    c1 ^= out << g->outpt[f + 1];
-    c2 ^= out << g->outpt[f + 2];
-    c0 ^= c0 >> g->clen[f];
-    c1 ^= c1 >> g->clen[f + 1];
-    c2 ^= c2 >> g->clen[f + 2];
-    h->fold[f] = c0 & g->cmask[f];
-    h->fold[f + 1] = c1 & g->cmask[f + 1];
-    h->fold[f + 2] = c2 & g->cmask[f + 2];
+    uint32_t out = 0u - (uint32_t)rg[(p - olen[f]) & (BP_RING - 1)]; /* all ones if the bit is set */
+    uint32_t c0 = ((fold[f] << 1) | b) ^ (outm[f] & out);
+    uint32_t c1 = ((fold[f + 1] << 1) | b) ^ (outm[f + 1] & out);
+    uint32_t c2 = ((fold[f + 2] << 1) | b) ^ (outm[f + 2] & out);
+    fold[f] = (c0 ^ (c0 >> s0)) & m0;
+    fold[f + 1] = (c1 ^ (c1 >> s1)) & m1;
+    fold[f + 2] = (c2 ^ (c2 >> s2)) & m2;
   }
 }
 

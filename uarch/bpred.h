@@ -20,13 +20,15 @@
  *   - a base bimodal table of 2^bimodal_bits 2-bit counters indexed by PC;
  *   - tage_tables tagged tables of 2^tage_bits entries, table i (1-based) indexed with the
  *     newest L(i) history bits, L geometric from tage_min_hist to tage_max_hist;
- *     index = pc ^ (pc >> (bits - i)) ^ fold_idx(L(i), bits) ^ path-history mix,
+ *     index = pc ^ (pc >> (bits - i)) ^ fold_idx(L(i), bits) ^ (newest min(L(i), 16) path bits
+ *     << (i mod 4)),
  *     tag = pc ^ fold_tag0(L(i), tagbits) ^ (fold_tag1(L(i), tagbits - 1) << 1);
  *   - each entry: a 3-bit signed counter, a tage_tag_bits tag and a 2-bit useful counter;
  *   - prediction: the longest matching table (provider); the next longest match or the base
  *     (alternate) is used instead when the provider entry is newly allocated (weak counter)
  *     and the 4-bit USE_ALT_ON_NA counter says alternates are better for new entries;
- *   - update (at commit, with the indices computed at prediction): the provider counter moves
+ *   - update (at commit, with the indices, provider and alternate of the prediction; they
+ *     are searched again only if their entries were replaced since): the provider counter moves
  *     toward the outcome; the useful counter goes up when provider and alternate disagree and
  *     the provider was right, down when it was wrong; on a misprediction, one entry is
  *     allocated in a longer table whose useful counter is 0 (the first such, skipping one
@@ -74,6 +76,8 @@ typedef struct bp_config {
   uint32_t conf_bits;      /* log2 entries of the JRS confidence table */
   uint32_t conf_max;       /* saturation value of its resetting counters */
   uint32_t conf_threshold; /* counter >= threshold: high confidence */
+  uint32_t conf_gate;      /* fetch stops while this many low-confidence branches are unresolved
+                              (pipeline gating, Manne et al., ISCA 1998) */
 } bp_config;
 
 extern const param_table bp_param_table;
@@ -98,6 +102,7 @@ typedef struct bp_geom {
   uint32_t clen[BP_NFOLD];  /* compressed length (bits) */
   uint32_t hlen[BP_TAGE_MAX + 1]; /* TAGE: history length per table (1-based) */
   uint32_t outpt[BP_NFOLD];       /* olen % clen: where the leaving bit folds in */
+  uint32_t outm[BP_NFOLD];        /* 1 << outpt */
   uint32_t cmask[BP_NFOLD];       /* (1 << clen) - 1 */
   uint32_t ishift[BP_TAGE_MAX + 1]; /* TAGE index: pc >> ishift */
   uint32_t pmask[BP_TAGE_MAX + 1];  /* TAGE: path-history bits used */

@@ -44,11 +44,8 @@ static inline uint32_t base_index(const bp_config *c, uint64_t pc) {
 }
 
 /* Path-history mixing (a cheap stand-in for the F function of the reference code): the
- * table's newest path bits folded onto themselves. */
-static inline uint32_t path_mix(const bp_geom *g, uint32_t ph, uint32_t i) {
-  ph &= g->pmask[i];
-  return ph ^ (ph >> g->prot[i]);
-}
+ * table's newest path bits, shifted by the table number so tables differ. */
+static inline uint32_t path_mix(const bp_geom *g, uint32_t ph, uint32_t i) { return (ph & g->pmask[i]) << (i & 3); }
 
 static bool tage_predict(const void *st, const bp_geom *g, const bp_hist *h, uint64_t pc, bp_meta *m) {
   const bp_config *c = g->cfg;

@@ -149,7 +149,12 @@ typedef struct ooo_ev {
   uint8_t slots;       /* dispatch: rename slots taken */
   uint32_t extra;      /* squash: cause (0 branch mispredict, 1 machine clear);
                           issue: latency in cycles; complete: OB_* completion kind */
-  uint64_t by_fid;     /* squash: the flow whose resolution squashed it */
+  uint64_t by_fid;     /* squash: the flow whose resolution squashed it; dispatch: the flow
+                          named by its dispatch binding */
+  uint32_t rid_lq;     /* dispatch: first LQ entry taken (OOO_RID_NONE if none) */
+  uint32_t rid_sq;     /* dispatch: first SQ entry taken (OOO_RID_NONE if none) */
+  uint8_t n_lq, n_sq;  /* dispatch: LQ / SQ entries taken (consecutive, wrapping) */
+  uint8_t pad2[6];
 } ooo_ev;
 
 /* Commit of a correct-path instruction with the binding constraint of each stage. */

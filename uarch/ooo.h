@@ -37,8 +37,30 @@
  * cycles): marked loads wait until all older store addresses are known. A load that finds the
  * youngest older overlapping store with a known address takes its data by forwarding
  * (core.stlf_latency cycles, after the store data), or, when the store does not cover it,
- * after core.stlf_fail_penalty more cycles.
+ * after core.stlf_fail_penalty more cycles. A load the memory system refuses (MEM_BLOCKED:
+ * MSHRs or queues full) keeps its port slot and retries later; refused loads retry oldest
+ * first and stop at the first one refused again.
  *
+ * Front-end details. Fetch reads a line through the memory system (MREQ_IFETCH) unless the
+ * line is held by the uop cache (frontend.uop_cache_lines, direct mapped), whose hits skip the
+ * L1I like a decoded-uop cache. A taken direct branch that misses the BTB costs a decoder
+ * redirect bubble (frontend.btb_miss_penalty). Conditional branches: TAGE (or gshare /
+ * bimodal); indirect: a tagged target table indexed by pc and history, then the BTB; returns:
+ * the RAS. Wrong-path branches follow the predictor (they are not resolved against anything)
+ * and wrong-path calls and returns push and pop the RAS. History and RAS are checkpointed at
+ * each correct-path branch and repaired per bpred.ras_repair on a squash. Predictors train at
+ * commit. Wrong-path policies: normal; off (fetch stops at a mispredicted branch until it
+ * resolves); cap (at most frontend.wrong_path_cap wrong-path instructions); confidence (a JRS
+ * table of resetting counters indexed by pc ^ history marks branches low-confidence; fetch
+ * stops while bpred.conf_gate of them are unresolved).
+ *
+ * Top-down (Yasin's level 1 and 2 from rename slots): a filled slot is retiring if its
+ * instruction commits, bad speculation if it is squashed; an empty slot is bad speculation
+ * while the front-end recovers from a squash, back-end bound when rename stopped on a full
+ * resource (memory bound if the oldest instruction waits for a load that missed L1 or the
+ * store queue holds committed stores still writing, else core bound), front-end bound
+ * otherwise (latency if nothing was renamed that cycle, else bandwidth).
+
  * State. Everything that evolves lives in one block (no pointers inside) that ooo_copy copies
  * with memcpy, plus the memory system's block (mem_copy) and the trace position. Caches of
  * decoded instructions and micro-op templates are not state. No globals, no randomness: the
@@ -198,7 +220,9 @@ typedef struct ooo_stats {
   uint64_t forwarded;             /* loads served by store-to-load forwarding */
   uint64_t forward_fail;          /* loads partly covered by an older store */
   uint64_t mdp_waits;             /* loads held by the load-wait table */
-  uint64_t load_level[4];         /* committed loads by serving level: L1, L2, LLC, DRAM */
+  uint64_t load_level[4];         /* committed loads by the deepest level their instruction missed
+                                     (L1 hit, L2 hit, LLC hit, DRAM) with OOO_SID_STATS or a memory
+                                     observer; else estimated from the load's latency */
   uint64_t slots[OOO_SLOT_NUM];   /* top-down rename slots */
   uint64_t dispatch_stall[OB_NUM];/* cycles in which rename stopped early, by reason (OB_*);
                                      OB_FRONTEND = nothing to rename */
@@ -212,7 +236,9 @@ typedef struct ooo_sid_stats {
   uint64_t count;                 /* committed executions */
   uint64_t head_cycles;           /* cycles it sat at the ROB head not yet committable */
   uint64_t mispredicts;
-  uint64_t l1d_misses, l2_misses, llc_misses; /* its loads, by serving latency */
+  uint64_t l1d_misses, l2_misses, llc_misses; /* executions whose loads missed that level (from the
+                                                 memory system's miss events; merges into an
+                                                 in-flight miss are not misses) */
 } ooo_sid_stats;
 
 /* Top-down level 1 and 2 fractions (of all accounted slots; they sum to 1). */

@@ -2,8 +2,6 @@
  * register renaming, port binding, load/store queue allocation), oldest-ready-first issue,
  * completion and wakeup, memory dependences and machine clears, branch resolution and
  * squash, in-order commit, store drain, and top-down slot accounting. */
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "ooo_int.h"
@@ -24,7 +22,7 @@ static inline uint32_t load_tag(const ooo_model *m, uint32_t slot) {
   return ((uint32_t)TAG_LOAD << 30) | (gen << m->uop_bits) | slot;
 }
 
-static inline void make_ready(ooo_model *m, uint32_t slot) {
+static inline void make_ready(ooo_model *restrict m, uint32_t slot) {
   ooo_state *st = m->st;
   ooo_uop *u = &m->uops[slot];
   u->state = US_READY;
@@ -34,7 +32,7 @@ static inline void make_ready(ooo_model *m, uint32_t slot) {
   if (st->rdy_n[p]++ == 0) st->rdy_ports |= 1u << p;
 }
 
-static inline void unready(ooo_model *m, uint32_t slot) {
+static inline void unready(ooo_model *restrict m, uint32_t slot) {
   ooo_state *st = m->st;
   ooo_uop *u = &m->uops[slot];
   uint32_t p = u->port;
@@ -44,7 +42,7 @@ static inline void unready(ooo_model *m, uint32_t slot) {
   if (--st->rdy_n[p] == 0) st->rdy_ports &= ~(1u << p);
 }
 
-static inline void sched_release(ooo_model *m, ooo_uop *u) {
+static inline void sched_release(ooo_model *restrict m, ooo_uop *u) {
   ooo_state *st = m->st;
   uint32_t p = u->pool;
   uint32_t nfree = m->sched_cap[p] - st->sched_used[p];
@@ -53,7 +51,7 @@ static inline void sched_release(ooo_model *m, ooo_uop *u) {
   st->port_queued[u->port]--;
 }
 
-static inline void link_add(ooo_model *m, uint32_t prod, uint32_t cons) {
+static inline void link_add(ooo_model *restrict m, uint32_t prod, uint32_t cons) {
   ooo_state *st = m->st;
   uint32_t n = st->link_free;
   ooo_link *l = &m->links[n];
@@ -65,7 +63,7 @@ static inline void link_add(ooo_model *m, uint32_t prod, uint32_t cons) {
   m->uops[prod].dep_head = n;
 }
 
-static inline void links_release(ooo_model *m, uint32_t head) {
+static inline void links_release(ooo_model *restrict m, uint32_t head) {
   ooo_state *st = m->st;
   while (head != OOO_NIL) {
     ooo_link *l = &m->links[head];
@@ -78,7 +76,7 @@ static inline void links_release(ooo_model *m, uint32_t head) {
 }
 
 /* Wake the consumers of producer `prod`, whose result is available at `now`. */
-static void wake(ooo_model *m, uint32_t prod, uint64_t now) {
+static void wake(ooo_model *restrict m, uint32_t prod, uint64_t now) {
   ooo_state *st = m->st;
   ooo_uop *p = &m->uops[prod];
   uint32_t n = p->dep_head;
@@ -106,18 +104,18 @@ static void wake(ooo_model *m, uint32_t prod, uint64_t now) {
 /* Store filter over 8-byte granules of correct-path stores up to 64 bytes. */
 static inline uint32_t sf_hash(uint64_t g) { return (uint32_t)(g ^ (g >> 12) ^ (g >> 24)) & (OOO_SFILT - 1); }
 
-static void sfilt_add(ooo_model *m, uint64_t addr, uint32_t size, int d) {
+static void sfilt_add(ooo_model *restrict m, uint64_t addr, uint32_t size, int d) {
   for (uint64_t g = addr >> 3; g <= (addr + size - 1) >> 3; g++) m->sfilt[sf_hash(g)] = (uint16_t)(m->sfilt[sf_hash(g)] + d);
 }
 
-static void store_filter_release(ooo_model *m, ooo_sq *s) {
+static void store_filter_release(ooo_model *restrict m, ooo_sq *s) {
   if (s->filt == 1) sfilt_add(m, s->addr, s->size, -1);
   else if (s->filt == 2) m->st->big_stores--;
   s->filt = 0;
 }
 
 /* SQ position of the youngest older correct-path store overlapping [addr, end), or UINT64_MAX. */
-static uint64_t find_dep_store(ooo_model *m, uint64_t addr, uint64_t end) {
+static uint64_t find_dep_store(ooo_model *restrict m, uint64_t addr, uint64_t end) {
   ooo_state *st = m->st;
   if (st->sq_tail == st->sq_head || end <= addr) return UINT64_MAX;
   if (!st->big_stores && end - addr <= 64) {
@@ -137,7 +135,7 @@ static uint64_t find_dep_store(ooo_model *m, uint64_t addr, uint64_t end) {
 }
 
 /* First SQ position whose store address is still unknown. */
-static uint64_t sq_unresolved(ooo_model *m) {
+static uint64_t sq_unresolved(ooo_model *restrict m) {
   ooo_state *st = m->st;
   if (st->sq_unres < st->sq_head) st->sq_unres = st->sq_head;
   while (st->sq_unres < st->sq_tail && m->sq[st->sq_unres & m->sq_mask].sta_cycle != UINT64_MAX) st->sq_unres++;
@@ -150,7 +148,7 @@ static inline uint32_t mdp_index(const ooo_model *m, uint64_t pc) {
 
 /* ---- squash -------------------------------------------------------------------------------------- */
 
-static void squash_uop(ooo_model *m, uint32_t slot) {
+static void squash_uop(ooo_model *restrict m, uint32_t slot) {
   ooo_uop *u = &m->uops[slot];
   switch (u->state) {
   case US_WAIT:
@@ -169,7 +167,7 @@ static void squash_uop(ooo_model *m, uint32_t slot) {
   u->state = US_FREE;
 }
 
-static void emit_squash(ooo_model *m, uint64_t fid, uint64_t pc, uint32_t sid, uint32_t rid, bool wrong,
+static void emit_squash(ooo_model *restrict m, uint64_t fid, uint64_t pc, uint32_t sid, uint32_t rid, bool wrong,
                         uint64_t now, uint64_t by, int cause) {
   ooo_ev e;
   memset(&e, 0, sizeof e);
@@ -185,15 +183,16 @@ static void emit_squash(ooo_model *m, uint64_t fid, uint64_t pc, uint32_t sid, u
 }
 
 /* Squash every instruction at ROB position >= from and everything in the fetch queue. */
-static void squash_from(ooo_model *m, uint64_t from, uint64_t now, uint64_t by, int cause, uint64_t bck_tail) {
+static void squash_from(ooo_model *restrict m, uint64_t from, uint64_t now, uint64_t by, int cause, uint64_t bck_tail) {
   ooo_state *st = m->st;
   bool obs = m->obs && m->obs->squash;
-  if (obs)
-    for (uint64_t pos = st->fq_head; pos < st->fq_tail; pos++) {
-      const ooo_fq *q = oo_fq(m, pos);
+  for (uint64_t pos = st->fq_head; pos < st->fq_tail; pos++) {
+    const ooo_fq *q = oo_fq(m, pos);
+    if (q->flags & FQ_GATE) st->lowconf_n--;
+    if (obs)
       emit_squash(m, q->fid, q->pc, q->tid == OOO_TID_PC ? UINT32_MAX : q->tid, OOO_RID_FETCH, q->flags & FQ_WRONG,
                   now, by, cause);
-    }
+  }
   st->fq_tail = st->fq_head;
   m->hp_valid = false;
   uint64_t new_uop_tail = st->uop_tail;
@@ -213,6 +212,7 @@ static void squash_from(ooo_model *m, uint64_t from, uint64_t now, uint64_t by, 
     st->vec_free += r->n_vec;
     st->rob_slots -= r->slots;
     if (st->serial_fid == r->fid) st->serial_fid = OOO_FID_NONE;
+    if (r->flags & RF_GATE) st->lowconf_n--;
     st->stats.squashed++;
     st->stats.slots[cause ? OOO_SLOT_BAD_CLEAR : OOO_SLOT_BAD_BRANCH] += r->slots;
     new_uop_tail = r->uop0;
@@ -231,19 +231,19 @@ static void squash_from(ooo_model *m, uint64_t from, uint64_t now, uint64_t by, 
   st->mdpw_n = k;
 }
 
-void oo_squash_after(ooo_model *m, uint64_t rob_pos_, uint64_t now, uint64_t by, int cause) {
-  squash_from(m, rob_pos_ + 1, now, by, cause, m->st->bck_tail);
-}
 
 /* ---- branch resolution and machine clears ------------------------------------------------------------ */
 
-static void resolve_branch(ooo_model *m, uint32_t robidx, uint64_t now) {
+static void resolve_branch(ooo_model *restrict m, uint32_t robidx, uint64_t now) {
   ooo_state *st = m->st;
   ooo_rob *r = &m->rob[robidx];
-  if (st->fstall == FS_GATE && st->gate_fid == r->fid) {
-    st->fstall = FS_RUN;
-    st->gate_fid = OOO_FID_NONE;
-    if (st->fetch_resume < now + 1) st->fetch_resume = now + 1;
+  if (r->flags & RF_GATE) { /* a low-confidence branch resolved */
+    r->flags &= (uint16_t)~RF_GATE;
+    st->lowconf_n--;
+    if (st->fstall == FS_GATE && st->lowconf_n < m->cfg.bp.conf_gate) {
+      st->fstall = FS_RUN;
+      if (st->fetch_resume < now + 1) st->fetch_resume = now + 1;
+    }
   }
   if (!(r->flags & RF_MISPRED)) return;
   r->flags &= (uint16_t)~RF_MISPRED;
@@ -254,7 +254,7 @@ static void resolve_branch(ooo_model *m, uint32_t robidx, uint64_t now) {
   oo_redirect(m, now, r->fid, r->win + 1, m->cfg.fe.mispredict_penalty, 0);
 }
 
-static void machine_clear(ooo_model *m, uint32_t load_slot, uint64_t now) {
+static void machine_clear(ooo_model *restrict m, uint32_t load_slot, uint64_t now) {
   ooo_state *st = m->st;
   ooo_uop *l = &m->uops[load_slot];
   ooo_rob *r = &m->rob[l->rob];
@@ -277,16 +277,22 @@ static inline int level_kind(const ooo_model *m, uint64_t lat) {
   return OB_DRAM;
 }
 
-static void load_finish(ooo_model *m, uint32_t slot) {
+static void load_finish(ooo_model *restrict m, uint32_t slot) {
   ooo_uop *u = &m->uops[slot];
   uint64_t lat = u->done_cycle - u->issue_cycle;
-  u->done_kind = (uint8_t)level_kind(m, lat);
+  uint8_t miss = m->rob[u->rob].miss;
+  if (m->lvl_track && miss) /* the memory system said which levels missed */
+    u->done_kind = (miss & 8) ? OB_DRAM : (miss & 4) ? OB_LLC : OB_L2;
+  else /* a hit, or a merge into an in-flight miss: by latency */
+    u->done_kind = (uint8_t)level_kind(m, lat);
   if (u->done_kind != OB_L1) m->rob[u->rob].flags |= RF_LOADMISS;
   oo_wheel_insert(m, slot, u->done_cycle + u->lat);
 }
 
 /* Request the remaining lines of load `slot`. */
-static void load_request(ooo_model *m, uint32_t slot, uint64_t now) {
+/* Request the remaining lines of load `slot`; false (and *retry) when the memory system
+ * refused one (the load then waits in state US_RETRY). */
+static bool load_lines(ooo_model *restrict m, uint32_t slot, uint64_t now, uint64_t *retry) {
   ooo_uop *u = &m->uops[slot];
   const ooo_rob *r = &m->rob[u->rob];
   mem_req q;
@@ -301,16 +307,21 @@ static void load_request(ooo_model *m, uint32_t slot, uint64_t now) {
     q.addr = u->addr;
     q.size = (uint32_t)(e - u->addr);
     uint64_t ready = now;
+    m->cur_fid = q.fid;
+    m->cur_miss = 0;
     int rc = mem_access(m->memsys, &q, now, &ready);
+    m->cur_fid = OOO_FID_NONE;
+    if (m->cur_miss) m->rob[u->rob].miss |= (uint8_t)m->cur_miss;
     if (rc == MEM_BLOCKED) {
       u->state = US_RETRY;
       u->bind_kind = OB_MSHR;
       u->bind_rid = OOO_RID_NONE;
-      oo_wheel_insert(m, slot, ready > now ? ready : now + 1);
-      return;
+      *retry = ready > now ? ready : now + 1;
+      return false;
     }
     if (rc == MEM_DONE) {
       if (ready > u->done_cycle) u->done_cycle = ready;
+      if (ready > now + m->l1d_lat) m->rob[u->rob].flags |= RF_LOADMISS;
     } else {
       u->mparts++;
       m->rob[u->rob].flags |= RF_LOADMISS;
@@ -319,9 +330,65 @@ static void load_request(ooo_model *m, uint32_t slot, uint64_t now) {
   }
   u->state = US_ISSUED;
   if (!u->mparts) load_finish(m, slot);
+  return true;
 }
 
-void oo_load_done(ooo_model *m, uint32_t tag, uint64_t cycle) {
+/* Refused loads retry in age order, oldest first, and stop at the first refused again (FIFO
+ * replay): a full memory system costs one refused request per retry, not one per waiting
+ * load. */
+static void mblk_add(ooo_model *restrict m, uint32_t slot, uint64_t retry) {
+  ooo_state *st = m->st;
+  if (st->mblk_n > m->lq_mask) { /* full of stale (squashed) entries: compact */
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < st->mblk_n; i++) {
+      const ooo_uop *v = &m->uops[m->mblk_slot[i]];
+      if (v->seq == m->mblk_seq[i] && v->state == US_RETRY) {
+        m->mblk_slot[k] = m->mblk_slot[i];
+        m->mblk_seq[k++] = m->mblk_seq[i];
+      }
+    }
+    st->mblk_n = k;
+  }
+  uint64_t seq = m->uops[slot].seq;
+  uint32_t i = st->mblk_n++;
+  while (i > 0 && m->mblk_seq[i - 1] > seq) {
+    m->mblk_seq[i] = m->mblk_seq[i - 1];
+    m->mblk_slot[i] = m->mblk_slot[i - 1];
+    i--;
+  }
+  m->mblk_seq[i] = seq;
+  m->mblk_slot[i] = slot;
+  if (retry < st->mblk_retry) st->mblk_retry = retry;
+}
+
+static void load_request(ooo_model *restrict m, uint32_t slot, uint64_t now) {
+  uint64_t retry;
+  if (!load_lines(m, slot, now, &retry)) mblk_add(m, slot, retry);
+}
+
+void oo_mem_retry(ooo_model *restrict m, uint64_t now) {
+  ooo_state *st = m->st;
+  st->mblk_retry = UINT64_MAX;
+  uint32_t k = 0;
+  bool stop = false;
+  for (uint32_t i = 0; i < st->mblk_n; i++) {
+    uint32_t slot = m->mblk_slot[i];
+    const ooo_uop *u = &m->uops[slot];
+    if (u->seq != m->mblk_seq[i] || u->state != US_RETRY) continue; /* squashed */
+    uint64_t retry;
+    if (stop || !load_lines(m, slot, now, &retry)) {
+      if (!stop) {
+        stop = true;
+        st->mblk_retry = retry;
+      }
+      m->mblk_slot[k] = slot;
+      m->mblk_seq[k++] = m->mblk_seq[i];
+    }
+  }
+  st->mblk_n = k;
+}
+
+void oo_load_done(ooo_model *restrict m, uint32_t tag, uint64_t cycle) {
   uint32_t slot = tag & m->uop_mask;
   uint32_t gen = (tag >> m->uop_bits) & load_gen_mask(m);
   ooo_uop *u = &m->uops[slot];
@@ -331,7 +398,7 @@ void oo_load_done(ooo_model *m, uint32_t tag, uint64_t cycle) {
   if (!u->mparts && u->addr >= u->end && u->state == US_ISSUED) load_finish(m, slot);
 }
 
-void oo_store_done(ooo_model *m, uint32_t tag, uint64_t cycle) {
+void oo_store_done(ooo_model *restrict m, uint32_t tag, uint64_t cycle) {
   ooo_sq *s = &m->sq[tag & m->sq_mask];
   if (s->state != SQS_WRITING || !s->parts) return;
   s->parts--;
@@ -340,7 +407,7 @@ void oo_store_done(ooo_model *m, uint32_t tag, uint64_t cycle) {
 
 /* ---- issue ------------------------------------------------------------------------------------------ */
 
-static void issue_common(ooo_model *m, uint32_t slot, uint32_t p, uint64_t now) {
+static void issue_common(ooo_model *restrict m, uint32_t slot, uint32_t p, uint64_t now) {
   ooo_state *st = m->st;
   ooo_uop *u = &m->uops[slot];
   unready(m, slot);
@@ -385,7 +452,7 @@ static void issue_common(ooo_model *m, uint32_t slot, uint32_t p, uint64_t now) 
 }
 
 /* 1 issued, 0 not now (stays ready), -1 left the ready set (waits for something). */
-static int issue_load(ooo_model *m, uint32_t slot, uint32_t p, uint64_t now) {
+static int issue_load(ooo_model *restrict m, uint32_t slot, uint32_t p, uint64_t now) {
   ooo_state *st = m->st;
   ooo_uop *u = &m->uops[slot];
   const ooo_rob *r = &m->rob[u->rob];
@@ -447,7 +514,7 @@ static int issue_load(ooo_model *m, uint32_t slot, uint32_t p, uint64_t now) {
   return 1;
 }
 
-static int try_issue(ooo_model *m, uint32_t slot, uint32_t p, uint64_t now) {
+static int try_issue(ooo_model *restrict m, uint32_t slot, uint32_t p, uint64_t now) {
   ooo_uop *u = &m->uops[slot];
   switch (u->kind) {
   case OOO_UOP_EXEC:
@@ -476,11 +543,24 @@ static int try_issue(ooo_model *m, uint32_t slot, uint32_t p, uint64_t now) {
     u->done_kind = OB_EXEC;
     oo_wheel_insert(m, slot, now + m->cfg.core.std_latency);
     return 1;
-  default: return issue_load(m, slot, p, now);
+  default:
+    if (u->occ > 1) { /* a fast-string load holds its port for bytes / rep_bytes_per_cycle cycles */
+      uint64_t *uf = &m->unit_free[(size_t)p * IC_NUM + u->cls];
+      if (*uf > now) {
+        u->bind_kind = OB_UNIT;
+        u->bind_rid = OOO_RID_UNIT + p;
+        u->bind_by = OOO_FID_NONE;
+        return 0;
+      }
+      int r = issue_load(m, slot, p, now);
+      if (r == 1) *uf = now + u->occ;
+      return r;
+    }
+    return issue_load(m, slot, p, now);
   }
 }
 
-void oo_issue(ooo_model *m, uint64_t now) {
+void oo_issue(ooo_model *restrict m, uint64_t now) {
   ooo_state *st = m->st;
   uint32_t ports = st->rdy_ports;
   uint32_t nw = m->nwords;
@@ -517,7 +597,7 @@ void oo_issue(ooo_model *m, uint64_t now) {
 
 /* ---- completion -------------------------------------------------------------------------------------- */
 
-static void store_address_known(ooo_model *m, ooo_sq *s, uint64_t now) {
+static void store_address_known(ooo_model *restrict m, ooo_sq *s, uint64_t now) {
   ooo_state *st = m->st;
   s->sta_cycle = now;
   if (s->viol_seq) {
@@ -547,7 +627,7 @@ static void store_address_known(ooo_model *m, ooo_sq *s, uint64_t now) {
   }
 }
 
-static void emit_complete(ooo_model *m, const ooo_rob *r, const ooo_uop *u, uint64_t now) {
+static void emit_complete(ooo_model *restrict m, const ooo_rob *r, const ooo_uop *u, uint64_t now) {
   ooo_ev e;
   memset(&e, 0, sizeof e);
   e.cycle = now;
@@ -568,12 +648,8 @@ static void emit_complete(ooo_model *m, const ooo_rob *r, const ooo_uop *u, uint
   m->obs->complete(m->obs_ctx, &e);
 }
 
-void oo_complete(ooo_model *m, uint32_t slot, uint64_t now) {
+void oo_complete(ooo_model *restrict m, uint32_t slot, uint64_t now) {
   ooo_uop *u = &m->uops[slot];
-  if (u->state == US_RETRY) { /* a blocked load continues its requests */
-    load_request(m, slot, now);
-    return;
-  }
   u->state = US_DONE;
   u->done_cycle = now;
   wake(m, slot, now);
@@ -624,7 +700,7 @@ static void add_store(plan *p, uint32_t max_st, uint64_t addr, uint32_t size) {
 
 _Static_assert(sizeof(plan) <= sizeof(((ooo_model *)0)->hp), "plan cache too small");
 
-static const ooo_tmpl *fq_tmpl(ooo_model *m, const ooo_fq *q) {
+static const ooo_tmpl *fq_tmpl(ooo_model *restrict m, const ooo_fq *q) {
   return q->tid == OOO_TID_PC ? oo_tmpl_pc(m, q->pc) : oo_tmpl_sid(m, q->tid);
 }
 
@@ -633,7 +709,7 @@ static const ooo_tmpl *fq_tmpl(ooo_model *m, const ooo_fq *q) {
 #define OOO_MAX_REP_BYTES (4u << 20)
 #define OOO_MAX_ACCESS_BYTES 4096u
 
-static void make_plan(ooo_model *m, const ooo_fq *q, const ooo_tmpl *t, plan *p) {
+static void make_plan(ooo_model *restrict m, const ooo_fq *q, const ooo_tmpl *t, plan *p) {
   const ooo_config *c = &m->cfg;
   p->t = t;
   p->n_ld = p->n_st = 0;
@@ -690,7 +766,7 @@ static void make_plan(ooo_model *m, const ooo_fq *q, const ooo_tmpl *t, plan *p)
 }
 
 /* Why the instruction cannot be dispatched now (OB_NONE if it can). */
-static int check_resources(ooo_model *m, const plan *p, uint32_t *rid, uint64_t *by) {
+static int check_resources(ooo_model *restrict m, const plan *p, uint32_t *rid, uint64_t *by) {
   ooo_state *st = m->st;
   const ooo_core_config *c = &m->cfg.core;
   *rid = OOO_RID_NONE;
@@ -734,7 +810,7 @@ typedef struct srcset {
   uint32_t n;
 } srcset;
 
-static void dep_on(ooo_model *m, srcset *ss, uint32_t prod, uint32_t cons) {
+static void dep_on(ooo_model *restrict m, srcset *ss, uint32_t prod, uint32_t cons) {
   for (uint32_t i = 0; i < ss->n; i++)
     if (ss->prod[i] == prod) return;
   if (ss->n < WI_ARRAY_LEN(ss->prod)) ss->prod[ss->n++] = prod;
@@ -742,7 +818,7 @@ static void dep_on(ooo_model *m, srcset *ss, uint32_t prod, uint32_t cons) {
   m->uops[cons].pending++;
 }
 
-static void dep_regs(ooo_model *m, srcset *ss, regset_t regs, uint32_t cons) {
+static void dep_regs(ooo_model *restrict m, srcset *ss, regset_t regs, uint32_t cons) {
   while (regs) {
     int r = __builtin_ctzll(regs);
     regs &= regs - 1;
@@ -754,7 +830,7 @@ static void dep_regs(ooo_model *m, srcset *ss, regset_t regs, uint32_t cons) {
   }
 }
 
-static inline uint32_t bind_port(ooo_model *m, uint32_t mask) {
+static inline uint32_t bind_port(ooo_model *restrict m, uint32_t mask) {
   ooo_state *st = m->st;
   if (!(mask & (mask - 1))) {
     uint32_t p = (uint32_t)__builtin_ctz(mask);
@@ -773,7 +849,7 @@ static inline uint32_t bind_port(ooo_model *m, uint32_t mask) {
   return best;
 }
 
-static inline uint32_t new_uop(ooo_model *m, uint32_t robidx, int kind, uint32_t ports, uint32_t lat,
+static inline uint32_t new_uop(ooo_model *restrict m, uint32_t robidx, int kind, uint32_t ports, uint32_t lat,
                                uint32_t occ, uint32_t cls, uint32_t idx, uint64_t now) {
   ooo_state *st = m->st;
   uint32_t slot = (uint32_t)(st->uop_tail++ & m->uop_mask);
@@ -811,7 +887,7 @@ static void apply_lat_mod(const ooo_fq *q, ooo_uop *u) {
 }
 
 /* Rename and dispatch fetch-queue head q (resources were checked). */
-static void dispatch_one(ooo_model *m, ooo_fq *q, const plan *p, uint64_t now, const ooo_bind *bind) {
+static void dispatch_one(ooo_model *restrict m, ooo_fq *q, const plan *p, uint64_t now, const ooo_bind *bind) {
   ooo_state *st = m->st;
   const ooo_config *c = &m->cfg;
   const ooo_tmpl *t = p->t;
@@ -842,6 +918,7 @@ static void dispatch_one(ooo_model *m, ooo_fq *q, const plan *p, uint64_t now, c
   r->n_int = (uint8_t)p->n_int;
   r->n_vec = (uint8_t)p->n_vec;
   r->br = t->br;
+  r->miss = 0;
   r->last_uop = OOO_NIL;
   if (bind) r->bind_dispatch = *bind;
   st->rob_slots += p->slots;
@@ -1001,6 +1078,10 @@ static void dispatch_one(ooo_model *m, ooo_fq *q, const plan *p, uint64_t now, c
                    : OOO_RID_NONE;
     e.wrong_path = wrong;
     e.slots = (uint8_t)p->slots;
+    e.n_lq = (uint8_t)p->n_ld;
+    e.n_sq = (uint8_t)p->n_st;
+    e.rid_lq = p->n_ld ? OOO_RID_LQ + (uint32_t)((st->lq_tail - p->n_ld) & m->lq_mask) : OOO_RID_NONE;
+    e.rid_sq = p->n_st ? OOO_RID_SQ + (uint32_t)(r->sq0 & m->sq_mask) : OOO_RID_NONE;
     e.by_fid = bind ? bind->by_fid : OOO_FID_NONE;
     e.extra = bind ? bind->kind : OB_NONE;
     m->obs->dispatch(m->obs_ctx, &e);
@@ -1027,7 +1108,7 @@ static void dispatch_one(ooo_model *m, ooo_fq *q, const plan *p, uint64_t now, c
 }
 
 /* Top-down category for unfilled slots given why rename stopped. */
-static int slot_category(ooo_model *m, int stop, uint32_t used) {
+int oo_slot_category(ooo_model *restrict m, int stop, uint32_t used) {
   ooo_state *st = m->st;
   switch (stop) {
   case OB_FRONTEND:
@@ -1037,7 +1118,9 @@ static int slot_category(ooo_model *m, int stop, uint32_t used) {
     return used ? OOO_SLOT_FE_BANDWIDTH : OOO_SLOT_FE_LATENCY;
   default: break;
   }
-  if (stop == OB_SQ_FULL || stop == OB_LQ_FULL) return OOO_SLOT_BE_MEMORY;
+  /* Memory bound: the oldest instruction waits for a load that missed L1, or the store queue is
+   * full of committed stores waiting for their writes (store bound). Else core bound. */
+  if (stop == OB_SQ_FULL && st->sq_head < st->sq_commit) return OOO_SLOT_BE_MEMORY;
   if (st->rob_head < st->rob_tail) {
     const ooo_rob *h = oo_rob(m, st->rob_head);
     if (!(h->flags & RF_DONE) && (h->flags & RF_LOADMISS)) return OOO_SLOT_BE_MEMORY;
@@ -1045,7 +1128,7 @@ static int slot_category(ooo_model *m, int stop, uint32_t used) {
   return OOO_SLOT_BE_CORE;
 }
 
-void oo_dispatch(ooo_model *m, uint64_t now) {
+void oo_dispatch(ooo_model *restrict m, uint64_t now) {
   ooo_state *st = m->st;
   uint32_t W = m->cfg.core.rename_width;
   uint32_t used = 0;
@@ -1121,13 +1204,12 @@ void oo_dispatch(ooo_model *m, uint64_t now) {
   if (used >= W) {
     /* all slots filled: a width stop if more is waiting */
     if (st->fq_head != st->fq_tail && oo_fq(m, st->fq_head)->avail <= now) {
-      stop = OB_WIDTH;
+      /* the binding of whoever waits: the width (all slots used is not a stall) */
       st->stall.kind = OB_WIDTH;
       st->stall.rid = OOO_RID_RENAME;
       st->stall.by_fid = by;
-    } else {
-      stop = OB_NONE;
     }
+    stop = OB_NONE;
     st->disp_wait = 0;
   } else if (stop != OB_FRONTEND) {
     st->stall.kind = (uint8_t)stop;
@@ -1140,10 +1222,9 @@ void oo_dispatch(ooo_model *m, uint64_t now) {
   uint32_t unfilled = W - (used < W ? used : W);
   int cat = OOO_SLOT_FE_LATENCY;
   if (unfilled) {
-    cat = slot_category(m, stop, used);
+    cat = oo_slot_category(m, stop, used);
     st->stats.slots[cat] += unfilled;
   }
-  st->idle_cat = (uint8_t)slot_category(m, stop == OB_WIDTH ? OB_NONE : stop, 0);
   if (m->obs && m->obs->slots) {
     ooo_slot_ev e;
     memset(&e, 0, sizeof e);
@@ -1157,7 +1238,7 @@ void oo_dispatch(ooo_model *m, uint64_t now) {
 
 /* ---- commit ----------------------------------------------------------------------------------------- */
 
-static void emit_commit(ooo_model *m, ooo_rob *r, uint64_t now, const ooo_bind *cb) {
+static void emit_commit(ooo_model *restrict m, ooo_rob *r, uint64_t now, const ooo_bind *cb) {
   ooo_commit_ev e;
   memset(&e, 0, sizeof e);
   e.cycle = now;
@@ -1202,7 +1283,7 @@ static void emit_commit(ooo_model *m, ooo_rob *r, uint64_t now, const ooo_bind *
   m->obs->commit(m->obs_ctx, &e);
 }
 
-void oo_commit(ooo_model *m, uint64_t now) {
+void oo_commit(ooo_model *restrict m, uint64_t now) {
   ooo_state *st = m->st;
   const ooo_core_config *c = &m->cfg.core;
   uint32_t n = 0;
@@ -1245,7 +1326,6 @@ void oo_commit(ooo_model *m, uint64_t now) {
       if (r->bck != OOO_NIL) {
         const ooo_bck *b = &m->bck[r->bck];
         if (b->mispred) {
-          if (getenv("OOO_DEBUG_RET") && r->br == BR_RET && m->cfg.bp.ras_repair == 2) fprintf(stderr, "ret mispred fid %llu pc %llx actual %llx cycle %llu\n", (unsigned long long)r->fid, (unsigned long long)r->pc, (unsigned long long)b->next_pc, (unsigned long long)now);
           st->stats.mispredicts[r->br]++;
           if (ss) ss->mispredicts++;
         }
@@ -1253,16 +1333,22 @@ void oo_commit(ooo_model *m, uint64_t now) {
         st->bck_head++;
       }
     }
+    int mlv = (r->miss & 8) ? 3 : (r->miss & 4) ? 2 : (r->miss & 2) ? 1 : 0;
     for (uint32_t k = 0; k < r->n_lq; k++) { /* loads are the first micro-ops */
       const ooo_uop *u = &m->uops[(r->uop0 + k) & m->uop_mask];
-      int lv = u->done_kind == OB_FORWARD ? 0 : u->done_kind - OB_L1;
+      int lv = u->done_kind == OB_FORWARD ? 0 : m->lvl_track ? mlv : u->done_kind - OB_L1;
       if (lv < 0 || lv > 3) lv = 0;
       st->stats.load_level[lv]++;
-      if (ss) {
+      if (ss && !m->lvl_track) { /* by latency */
         if (lv >= 1) ss->l1d_misses++;
         if (lv >= 2) ss->l2_misses++;
         if (lv >= 3) ss->llc_misses++;
       }
+    }
+    if (ss && m->lvl_track && r->miss) { /* from the memory system's miss events */
+      if (r->miss & 2) ss->l1d_misses++;
+      if (r->miss & 4) ss->l2_misses++;
+      if (r->miss & 8) ss->llc_misses++;
     }
     st->stats.loads += r->n_lq;
     st->stats.stores += r->n_sq;
@@ -1287,7 +1373,7 @@ void oo_commit(ooo_model *m, uint64_t now) {
 
 /* ---- store drain --------------------------------------------------------------------------------------- */
 
-void oo_drain(ooo_model *m, uint64_t now) {
+void oo_drain(ooo_model *restrict m, uint64_t now) {
   ooo_state *st = m->st;
   /* free written stores in order */
   while (st->sq_head < st->sq_drain) {

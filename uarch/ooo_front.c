@@ -9,7 +9,7 @@
 
 /* Read more correct-path instructions from the trace into the window. Returns true when an
  * instruction is available at win_fetch. */
-bool oo_fill_window(ooo_model *m) {
+bool oo_fill_window(ooo_model *restrict m) {
   ooo_state *st = m->st;
   if (st->win_fetch < st->win_fill) return true;
   if (st->trace_end) return false;
@@ -85,7 +85,7 @@ bool oo_fill_window(ooo_model *m) {
 
 /* Restore the front-end state saved at checkpoint `bck` (history, RAS per policy); with
  * apply_outcome, then apply the branch's actual outcome (after a misprediction). */
-void oo_restore_branch(ooo_model *m, uint32_t bck, bool apply_outcome) {
+void oo_restore_branch(ooo_model *restrict m, uint32_t bck, bool apply_outcome) {
   ooo_state *st = m->st;
   const ooo_bck *b = &m->bck[bck];
   int pol = m->cfg.bp.ras_repair;
@@ -104,7 +104,7 @@ void oo_restore_branch(ooo_model *m, uint32_t bck, bool apply_outcome) {
 }
 
 /* Train the predictors with a committed branch. */
-void oo_train_branch(ooo_model *m, uint32_t bck) {
+void oo_train_branch(ooo_model *restrict m, uint32_t bck) {
   const ooo_bck *b = &m->bck[bck];
   const bp_config *c = &m->cfg.bp;
   switch (b->br) {
@@ -116,29 +116,28 @@ void oo_train_branch(ooo_model *m, uint32_t bck) {
   case BR_IND_CALL: bp_ind_update(m->ind, c, b->ind_idx, b->pc, b->next_pc); break;
   default: break;
   }
-  if (b->taken && b->br != BR_RET) bp_btb_update(m->btb, c, b->pc, b->next_pc);
+  if (b->taken && b->br != BR_RET && !b->btb_ok) bp_btb_update(m->btb, c, b->pc, b->next_pc);
 }
 
 /* Fetch resumes on the correct path at window position win_pos after `penalty` cycles. */
-void oo_redirect(ooo_model *m, uint64_t now, uint64_t fid, uint64_t win_pos, uint32_t penalty, int cause) {
+void oo_redirect(ooo_model *restrict m, uint64_t now, uint64_t fid, uint64_t win_pos, uint32_t penalty, int cause) {
   ooo_state *st = m->st;
   st->wrong = false;
   st->win_fetch = win_pos;
-  st->fstall = FS_RUN;
+  /* older low-confidence branches may still hold the gate */
+  st->fstall = st->lowconf_n && st->lowconf_n >= m->cfg.bp.conf_gate ? FS_GATE : FS_RUN;
   st->fetch_resume = now + (penalty ? penalty : 1);
   st->ic_line = UINT64_MAX;
   st->ic_gen++;
   st->fe_by = fid;
   st->fe_rid = OOO_RID_FETCH;
-  st->redirect_fid = fid;
   st->recovering = (uint8_t)(1 + cause);
-  st->gate_fid = OOO_FID_NONE;
   st->wp_since = 0;
 }
 
 /* ---- instruction cache ---------------------------------------------------------------------------- */
 
-void oo_icache_done(ooo_model *m, uint32_t tag, uint64_t cycle) {
+void oo_icache_done(ooo_model *restrict m, uint32_t tag, uint64_t cycle) {
   ooo_state *st = m->st;
   if ((tag & 0x3fffffffu) != (st->ic_gen & 0x3fffffffu) || st->fstall != FS_ICACHE) return;
   st->fstall = FS_RUN;
@@ -147,7 +146,7 @@ void oo_icache_done(ooo_model *m, uint32_t tag, uint64_t cycle) {
 }
 
 /* Access the line holding pc; true when fetch may proceed this cycle. */
-static bool icache_access(ooo_model *m, uint64_t now, uint64_t pc, uint64_t line, uint64_t fid) {
+static bool icache_access(ooo_model *restrict m, uint64_t now, uint64_t pc, uint64_t line, uint64_t fid) {
   ooo_state *st = m->st;
   st->ic_gen++;
   mem_req r;
@@ -179,7 +178,7 @@ static bool icache_access(ooo_model *m, uint64_t now, uint64_t pc, uint64_t line
 
 /* ---- fetch ------------------------------------------------------------------------------------------ */
 
-static void call_wp_filter(ooo_model *m, const ooo_tmpl *t, ooo_fq *q) {
+static void call_wp_filter(ooo_model *restrict m, const ooo_tmpl *t, ooo_fq *q) {
   trace_insn ti;
   memset(&ti, 0, sizeof ti);
   ti.pc = t->pc;
@@ -195,7 +194,7 @@ static void call_wp_filter(ooo_model *m, const ooo_tmpl *t, ooo_fq *q) {
   q->lat_set = mod.lat_set;
 }
 
-void oo_fetch(ooo_model *m, uint64_t now) {
+void oo_fetch(ooo_model *restrict m, uint64_t now) {
   ooo_state *st = m->st;
   st->fe_block = 0;
   if (st->fstall != FS_RUN || now < st->fetch_resume) return;
@@ -368,6 +367,7 @@ void oo_fetch(ooo_model *m, uint64_t now) {
         b->ind_idx = ind_idx;
         b->conf_idx = conf_idx;
         b->pred_taken = ptaken;
+        b->btb_ok = btb_hit && ptaken && !br_is_indirect(t->br) && t->br != BR_RET;
         if (!(w->flags & TI_ASYNC) && next != w->next_pc) {
           b->mispred = 1;
           q->flags |= FQ_MISPRED;
@@ -383,9 +383,10 @@ void oo_fetch(ooo_model *m, uint64_t now) {
       }
       if (t->br == BR_COND && fc->wrong_path == WP_CONFIDENCE && !perfect && !bp_conf_high(m->conf, bc, conf_idx)) {
         q->flags |= FQ_GATE;
-        st->fstall = FS_GATE;
-        st->gate_fid = q->fid;
-        stop = true;
+        if (++st->lowconf_n >= bc->conf_gate) {
+          st->fstall = FS_GATE;
+          stop = true;
+        }
       }
       if (ptaken && ++taken >= fc->fetch_taken) stop = true;
     }

@@ -90,7 +90,7 @@ typedef struct ooo_win {
 enum {
   FQ_WRONG = 1 << 0,    /* wrong path */
   FQ_MISPRED = 1 << 1,  /* correct-path branch whose prediction differs from the trace */
-  FQ_GATE = 1 << 2,     /* low-confidence branch: fetch waits for its resolution */
+  FQ_GATE = 1 << 2,     /* low-confidence branch (counted in lowconf_n until it resolves) */
   FQ_TAKEN = 1 << 3,    /* predicted taken */
 };
 
@@ -127,6 +127,7 @@ typedef struct ooo_bck {
   uint8_t taken;            /* actual direction */
   uint8_t mispred;
   uint8_t pred_taken;
+  uint8_t btb_ok;           /* a direct branch found in the BTB at fetch (no update needed) */
 } ooo_bck;
 
 /* Reorder-buffer entry. */
@@ -148,7 +149,8 @@ typedef struct ooo_rob {
   uint16_t flags;           /* RF_* */
   uint8_t n_uops, left, slots, n_lq, n_sq, n_undo;
   uint8_t n_int, n_vec;     /* physical registers taken */
-  uint8_t br, pad;
+  uint8_t br;
+  uint8_t miss;             /* levels its loads missed (bit 1 L1D, 2 L2, 3 LLC), when tracked */
   uint32_t last_uop;        /* slot of the micro-op that completed last */
   ooo_bind bind_dispatch;
 } ooo_rob;
@@ -255,7 +257,7 @@ typedef struct ooo_sq {
 enum {
   FS_RUN = 0,
   FS_MISPRED,     /* waiting for a mispredicted branch to resolve (off / cap / no code) */
-  FS_GATE,        /* waiting for a low-confidence branch to resolve */
+  FS_GATE,        /* waiting until fewer than conf_gate low-confidence branches are unresolved */
   FS_ICACHE,      /* waiting for an instruction-cache miss (MEM_PENDING) */
   FS_END,         /* trace exhausted on the correct path */
 };
@@ -290,11 +292,11 @@ typedef struct ooo_state {
   uint64_t ic_line;         /* line address being fetched from (UINT64_MAX none) */
   uint32_t ic_gen;          /* instruction-fetch request generation */
   uint32_t pad2;
-  uint64_t gate_fid;        /* FS_GATE: the branch */
+  uint32_t lowconf_n;       /* unresolved low-confidence branches (FQ_GATE / RF_GATE) */
+  uint32_t pad8;
   uint64_t fe_by;           /* binding for the next fetched instruction */
   uint32_t fe_rid;
   uint32_t pad3;
-  uint64_t redirect_fid;    /* flow whose resolution caused the last redirect */
   /* fetch queue */
   uint64_t fq_head, fq_tail;
   /* branch checkpoints */
@@ -314,13 +316,12 @@ typedef struct ooo_state {
   uint32_t rdy_n[OOO_MAX_PORTS];       /* ready micro-ops per port */
   uint32_t rdy_ports;                  /* bit p: rdy_n[p] > 0 */
   uint64_t rdy_sum[OOO_MAX_PORTS];     /* bit w: word w of the port's ready bitmap is non-zero */
-  uint32_t port_rr;                    /* tie-break rotation for port binding */
   uint64_t port_last_cycle[OOO_MAX_PORTS];
   uint64_t port_last_fid[OOO_MAX_PORTS];
   uint64_t serial_fid;      /* a serializing instruction in flight (OOO_FID_NONE if none) */
   /* dispatch binding of the last stalled cycle */
   ooo_bind stall;
-  uint8_t idle_cat;         /* slot category of a cycle with nothing renamed */
+  uint8_t pad9;
   uint8_t disp_wait;        /* 0 rename can act next cycle, 1 blocked on a resource, 2 waits for
                                the queue head's delivery, 3 nothing to rename */
   uint8_t fe_block;         /* fetch stopped on a full structure (woken by others) */
@@ -333,7 +334,8 @@ typedef struct ooo_state {
   uint64_t lq_head, lq_tail;
   uint64_t sq_head, sq_commit, sq_drain, sq_tail, sq_unres;
   uint32_t big_stores;      /* correct-path stores larger than 64 bytes in the SQ */
-  uint32_t pad7;
+  uint32_t mblk_n;          /* loads refused by the memory system, waiting to retry */
+  uint64_t mblk_retry;      /* cycle of their next retry (UINT64_MAX: none) */
   uint32_t mdpw_n;          /* loads waiting in the load-wait list */
   uint32_t pad5;
   uint64_t mdp_epoch;       /* cycle of the last load-wait table clear */
@@ -384,6 +386,8 @@ struct ooo_model {
   uint64_t *lq;             /* LQ ring: flow of each load (for bindings) */
   ooo_sq *sq;
   uint32_t *mdpw;           /* load-wait list: uop slots */
+  uint32_t *mblk_slot;      /* refused loads in age order: uop slot ... */
+  uint64_t *mblk_seq;       /* ... and its sequence number (stale entries are skipped) */
   uint8_t *mdp;             /* load-wait table */
   uint16_t *sfilt;          /* store filter */
   uint64_t *unit_free;      /* OOO_MAX_PORTS x IC_NUM: unpipelined unit busy until */
@@ -400,7 +404,9 @@ struct ooo_model {
   ooo_tmpl **wp_blk;        /* templates of wrong-path-only PCs, in blocks of 256 (pointers to
                                them stay valid) */
   size_t wp_n, wp_nblk;
-  wi_map64 wp_map;          /* pc -> index into wp_tmpl */
+  wi_map64 wp_map;          /* pc -> template (sid | top bit, wrong-path index, or OOO_NIL) */
+  uint64_t tc_pc[1024];     /* direct-mapped front cache of oo_tmpl_pc: pc + 1 (0 = empty) */
+  const ooo_tmpl *tc_t[1024];
   mem_sys *memsys;
   const ooo_observer *obs;
   void *obs_ctx;
@@ -410,6 +416,10 @@ struct ooo_model {
   bool failed;
   /* the rename plan of the fetch-queue head, kept while it waits for resources (not state:
    * invalidated by squashes, copies and filters) */
+  bool lvl_track;           /* memory events tell which levels a load missed (OOO_SID_STATS or a
+                               memory observer): precise per-sid miss counts */
+  uint64_t cur_fid;         /* the flow whose memory request is being made */
+  uint32_t cur_miss;        /* levels it missed so far (MEV_MISS events during mem_access) */
   bool hp_valid;
   uint64_t hp_pos, hp_fid;
   uint8_t hp[512];
@@ -419,14 +429,14 @@ struct ooo_model {
 
 /* ooo_model.c */
 const ooo_tmpl *oo_tmpl_build_sid(ooo_model *m, uint32_t sid);
-static inline const ooo_tmpl *oo_tmpl_sid(ooo_model *m, uint32_t sid) {
+static inline const ooo_tmpl *oo_tmpl_sid(ooo_model *restrict m, uint32_t sid) {
   return m->tmpl_ok[sid] ? &m->tmpl[sid] : oo_tmpl_build_sid(m, sid);
 }
 const ooo_tmpl *oo_tmpl_pc(ooo_model *m, uint64_t pc); /* wrong-path lookups; NULL if no code */
 
 /* ooo_front.c */
 void oo_fetch(ooo_model *m, uint64_t now);
-void oo_redirect(ooo_model *m, uint64_t now, uint64_t fid, uint64_t win_pos, uint32_t penalty,
+void oo_redirect(ooo_model *restrict m, uint64_t now, uint64_t fid, uint64_t win_pos, uint32_t penalty,
                  int cause);
 void oo_restore_branch(ooo_model *m, uint32_t bck, bool apply_outcome);
 void oo_train_branch(ooo_model *m, uint32_t bck);
@@ -439,16 +449,18 @@ void oo_commit(ooo_model *m, uint64_t now);
 void oo_drain(ooo_model *m, uint64_t now);
 void oo_issue(ooo_model *m, uint64_t now);
 void oo_dispatch(ooo_model *m, uint64_t now);
-void oo_squash_after(ooo_model *m, uint64_t rob_pos, uint64_t now, uint64_t by, int cause);
 void oo_load_done(ooo_model *m, uint32_t tag, uint64_t cycle);
 void oo_store_done(ooo_model *m, uint32_t tag, uint64_t cycle);
 uint64_t oo_backend_next(const ooo_model *m, uint64_t now);
+void oo_mem_retry(ooo_model *m, uint64_t now);
+/* Slot category of unfilled rename slots when rename stopped for `stop` after `used` slots. */
+int oo_slot_category(ooo_model *m, int stop, uint32_t used);
 
 static inline ooo_rob *oo_rob(ooo_model *m, uint64_t pos) { return &m->rob[pos & m->rob_mask]; }
 
 /* Timing wheel: insert micro-op `slot` for an event at `cycle` (clamped to the wheel floor);
  * events more than OOO_WHEEL cycles ahead are parked in the last bucket and re-inserted. */
-static inline void oo_wheel_insert(ooo_model *m, uint32_t slot, uint64_t cycle) {
+static inline void oo_wheel_insert(ooo_model *restrict m, uint32_t slot, uint64_t cycle) {
   ooo_state *st = m->st;
   ooo_uop *u = &m->uops[slot];
   if (cycle < st->wheel_floor) cycle = st->wheel_floor;
@@ -465,7 +477,7 @@ static inline void oo_wheel_insert(ooo_model *m, uint32_t slot, uint64_t cycle) 
   st->wheel_n++;
 }
 
-static inline void oo_wheel_unlink(ooo_model *m, uint32_t slot) {
+static inline void oo_wheel_unlink(ooo_model *restrict m, uint32_t slot) {
   ooo_uop *u = &m->uops[slot];
   uint32_t b = u->wb;
   if (u->prev != OOO_NIL) m->uops[u->prev].next = u->next;
@@ -476,7 +488,7 @@ static inline void oo_wheel_unlink(ooo_model *m, uint32_t slot) {
   m->st->wheel_n--;
 }
 
-static inline void oo_wheel_remove(ooo_model *m, uint32_t slot) {
+static inline void oo_wheel_remove(ooo_model *restrict m, uint32_t slot) {
   if (m->uops[slot].in_wheel) oo_wheel_unlink(m, slot);
 }
 static inline ooo_fq *oo_fq(ooo_model *m, uint64_t pos) { return &m->fq[pos & m->fq_mask]; }

@@ -120,8 +120,7 @@ const ooo_tmpl *oo_tmpl_build_sid(ooo_model *m, uint32_t sid) {
   return &m->tmpl[sid];
 }
 
-const ooo_tmpl *oo_tmpl_pc(ooo_model *m, uint64_t pc) {
-  if (!pc) return NULL;
+static const ooo_tmpl *tmpl_pc_slow(ooo_model *m, uint64_t pc) {
   uint32_t *v = map64_get(&m->wp_map, pc);
   if (v) {
     if (*v == OOO_NIL) return NULL;
@@ -146,6 +145,16 @@ const ooo_tmpl *oo_tmpl_pc(ooo_model *m, uint64_t pc) {
   ooo_tmpl *t = &m->wp_blk[i >> 8][i & 255];
   tmpl_build(m, di, UINT32_MAX, t);
   map64_put(&m->wp_map, pc, (uint32_t)i);
+  return t;
+}
+
+const ooo_tmpl *oo_tmpl_pc(ooo_model *m, uint64_t pc) {
+  if (!pc) return NULL;
+  uint32_t k = (uint32_t)(pc ^ (pc >> 10)) & 1023;
+  if (m->tc_pc[k] == pc + 1) return m->tc_t[k];
+  const ooo_tmpl *t = tmpl_pc_slow(m, pc);
+  m->tc_pc[k] = pc + 1;
+  m->tc_t[k] = t;
   return t;
 }
 
@@ -195,6 +204,7 @@ static void mem_cb(void *ctx, uint32_t tag, uint64_t cycle) {
 
 static void mem_obs_fwd(void *ctx, const mem_event *e) {
   ooo_model *m = ctx;
+  if (e->kind == MEV_MISS && e->fid == m->cur_fid && !e->prefetch) m->cur_miss |= 1u << e->level;
   if (m->obs && m->obs->mem) m->obs->mem(m->obs_ctx, e);
 }
 
@@ -296,6 +306,8 @@ ooo_model *ooo_new(const ooo_config *cfg, const trace_t *t, unsigned flags, wi_e
   size_t o_lq = lay_add(&l, (size_t)(m->lq_mask + 1) * 8);
   size_t o_sq = lay_add(&l, (size_t)(m->sq_mask + 1) * sizeof(ooo_sq));
   size_t o_mdpw = lay_add(&l, (size_t)(m->lq_mask + 1) * sizeof(uint32_t));
+  size_t o_mbs = lay_add(&l, (size_t)(m->lq_mask + 1) * sizeof(uint32_t));
+  size_t o_mbq = lay_add(&l, (size_t)(m->lq_mask + 1) * sizeof(uint64_t));
   size_t o_mdp = lay_add(&l, (size_t)1 << c->core.mdp_bits);
   size_t o_sfilt = lay_add(&l, OOO_SFILT * sizeof(uint16_t));
   size_t o_unit = lay_add(&l, (size_t)OOO_MAX_PORTS * IC_NUM * 8);
@@ -330,6 +342,8 @@ ooo_model *ooo_new(const ooo_config *cfg, const trace_t *t, unsigned flags, wi_e
   m->lq = (uint64_t *)(b + o_lq);
   m->sq = (ooo_sq *)(b + o_sq);
   m->mdpw = (uint32_t *)(b + o_mdpw);
+  m->mblk_slot = (uint32_t *)(b + o_mbs);
+  m->mblk_seq = (uint64_t *)(b + o_mbq);
   m->mdp = b + o_mdp;
   m->sfilt = (uint16_t *)(b + o_sfilt);
   m->unit_free = (uint64_t *)(b + o_unit);
@@ -342,13 +356,11 @@ ooo_model *ooo_new(const ooo_config *cfg, const trace_t *t, unsigned flags, wi_e
   st->ic_line = UINT64_MAX;
   st->fe_by = OOO_FID_NONE;
   st->fe_rid = OOO_RID_FETCH;
-  st->gate_fid = OOO_FID_NONE;
-  st->redirect_fid = OOO_FID_NONE;
   st->serial_fid = OOO_FID_NONE;
   st->last_commit_fid = OOO_FID_NONE;
+  st->mblk_retry = UINT64_MAX;
   st->int_free = c->core.int_prf - 16;
   st->vec_free = c->core.vec_prf - 16;
-  st->idle_cat = OOO_SLOT_FE_LATENCY;
   for (uint32_t i = 0; i < m->link_n; i++) m->links[i].next = i + 1 < m->link_n ? i + 1 : OOO_NIL;
   st->link_free = 0;
   st->link_avail = m->link_n;
@@ -367,6 +379,11 @@ ooo_model *ooo_new(const ooo_config *cfg, const trace_t *t, unsigned flags, wi_e
   m->tmpl_ok = xcalloc(m->n_static ? m->n_static : 1, 1);
   map64_init(&m->wp_map, 1024);
   m->memsys = mem_new(&m->cfg.mem, mem_cb, m);
+  m->cur_fid = OOO_FID_NONE;
+  if (flags & OOO_SID_STATS) {
+    m->lvl_track = true;
+    mem_set_observer(m->memsys, mem_obs_fwd, m);
+  }
   return m;
 }
 
@@ -396,6 +413,7 @@ static uint64_t next_cycle(ooo_model *m, uint64_t now) {
   }
   uint64_t w = wheel_next(m, now);
   if (w < next) next = w;
+  if (st->mblk_retry < next) next = st->mblk_retry > now ? st->mblk_retry : now + 1;
   uint64_t e = mem_next_event(m->memsys);
   if (e != UINT64_MAX) {
     if (e <= now) e = now + 1;
@@ -412,18 +430,21 @@ static void check_finished(ooo_model *m) {
   }
 }
 
+/* Cycles [from, from + n) were skipped: nothing changed, so rename was stopped for the same
+ * reason as in the last simulated cycle, with nothing renamed. */
 static void account_idle(ooo_model *m, uint64_t from, uint64_t n) {
   ooo_state *st = m->st;
   if (!n) return;
   uint32_t w = m->cfg.core.rename_width;
-  st->stats.slots[st->idle_cat] += n * w;
+  int cat = oo_slot_category(m, st->disp_stop == OB_WIDTH ? OB_NONE : st->disp_stop, 0);
+  st->stats.slots[cat] += n * w;
   st->stats.skipped_cycles += n;
   if (m->obs && m->obs->slots) {
     ooo_slot_ev e;
     memset(&e, 0, sizeof e);
     e.cycle = from;
     e.n_cycles = n;
-    e.slots[st->idle_cat] = (uint8_t)w;
+    e.slots[cat] = (uint8_t)w;
     m->obs->slots(m->obs_ctx, &e);
   }
 }
@@ -434,6 +455,7 @@ static void step(ooo_model *m) {
   st->wheel_floor = now;
   mem_advance(m->memsys, now);
   wheel_process(m, now);
+  if (now >= st->mblk_retry) oo_mem_retry(m, now);
   st->wheel_floor = now + 1;
   oo_commit(m, now);
   oo_drain(m, now);
@@ -530,7 +552,8 @@ size_t ooo_state_bytes(const ooo_model *m) { return m->blk_bytes; }
 void ooo_set_observer(ooo_model *m, const ooo_observer *obs, void *ctx) {
   m->obs = obs;
   m->obs_ctx = ctx;
-  if (obs && obs->mem) mem_set_observer(m->memsys, mem_obs_fwd, m);
+  m->lvl_track = (obs && obs->mem) || (m->flags & OOO_SID_STATS);
+  if (m->lvl_track) mem_set_observer(m->memsys, mem_obs_fwd, m);
   else mem_set_observer(m->memsys, NULL, NULL);
 }
 

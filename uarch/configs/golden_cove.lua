@@ -40,7 +40,8 @@ return {
     ind_bits = 12, ind_hist = 16,            -- indirect target array [EST]
     ras_depth = 16,             -- return stack buffer [OPT: 16 entries on earlier cores]
     ras_repair = "tos",         -- top-of-stack pointer + entry checkpoint [EST]
-    conf_bits = 12, conf_max = 15, conf_threshold = 15, -- JRS gating (wrong_path = "confidence")
+    conf_bits = 12, conf_max = 15, conf_threshold = 15, -- JRS confidence (wrong_path = "confidence")
+    conf_gate = 1,              -- gate fetch at 1 unresolved low-confidence branch [EST]
   },
   core = {
     rename_width = 6,           -- 6-wide allocate/rename [AD21]
