@@ -42,6 +42,12 @@
  *   is IC_ATOMIC with or without lock (insn.h); xadd without lock is IC_ALU.
  * - mov reg, imm is IC_ALU; movd/movq between a GPR and a vector register IC_CONVERT;
  *   movss/movsd register forms are blends (IC_SHUFFLE); broadcast from memory IC_LOAD.
+ * - Shuffles: IC_PERMUTE when data crosses a 128-bit lane (vpermd/q/ps/pd, vperm2x128,
+ *   vinsert/vextract of a 128-bit lane between registers, ymm broadcasts from a register,
+ *   vpmovzx/sx into ymm), IC_SHUFFLE when it stays in its lane (pshufb, unpck, palignr,
+ *   vpermilps, xmm broadcasts). Golden Cove has a cross-lane unit on port 5 only
+ *   (llvm-mca -mcpu=sapphirerapids, uops.info); vinserti128 from memory is a load and a
+ *   blend (IC_VEC_ALU), vextracti128 to memory a store.
  * - bt/bts/btr/btc are IC_SHIFT (they run on the shift ports).
  * - Gathers: one memory operand of the element size; the destination is also a source
  *   (unselected elements keep it) and the mask register is written (cleared).
@@ -197,6 +203,11 @@ enum {
   R_PARTIAL = 1u << 20, /* legacy-SSE form that writes only part of its xmm destination and
                            keeps the rest (scalar sqrt/round/rcp, movss/movsd reg-reg,
                            movlps/movhps loads, pinsr, insertps): the old value is a source */
+  R_XLANE = 1u << 21,   /* crosses 128-bit lanes when its vector operands are 256-bit or wider
+                           (broadcast, vpmovzx/sx into ymm): IC_PERMUTE then; xmm forms and
+                           the forms R_MOVE turns into loads keep their class */
+  R_LDBLEND = 1u << 22, /* with a memory source the lane comes from the load and is blended in
+                           (vinserti128 ymm, ymm, [m]: no shuffle port): IC_VEC_ALU */
 };
 
 /* Special handling of a row (implicit operands Capstone omits, branch kinds, fixups). */
@@ -524,18 +535,18 @@ static const dec_ent k_exact[] = {
     {"pminud",           IC_VEC_ALU, 0,                         SP_NONE},
     {"pminuw",           IC_VEC_ALU, 0,                         SP_NONE},
     {"pmovmskb",         IC_CONVERT, 0,                         SP_NONE},
-    {"pmovsxbd",         IC_SHUFFLE, 0,                         SP_NONE},
-    {"pmovsxbq",         IC_SHUFFLE, 0,                         SP_NONE},
-    {"pmovsxbw",         IC_SHUFFLE, 0,                         SP_NONE},
-    {"pmovsxdq",         IC_SHUFFLE, 0,                         SP_NONE},
-    {"pmovsxwd",         IC_SHUFFLE, 0,                         SP_NONE},
-    {"pmovsxwq",         IC_SHUFFLE, 0,                         SP_NONE},
-    {"pmovzxbd",         IC_SHUFFLE, 0,                         SP_NONE},
-    {"pmovzxbq",         IC_SHUFFLE, 0,                         SP_NONE},
-    {"pmovzxbw",         IC_SHUFFLE, 0,                         SP_NONE},
-    {"pmovzxdq",         IC_SHUFFLE, 0,                         SP_NONE},
-    {"pmovzxwd",         IC_SHUFFLE, 0,                         SP_NONE},
-    {"pmovzxwq",         IC_SHUFFLE, 0,                         SP_NONE},
+    {"pmovsxbd",         IC_SHUFFLE, R_XLANE,                   SP_NONE},
+    {"pmovsxbq",         IC_SHUFFLE, R_XLANE,                   SP_NONE},
+    {"pmovsxbw",         IC_SHUFFLE, R_XLANE,                   SP_NONE},
+    {"pmovsxdq",         IC_SHUFFLE, R_XLANE,                   SP_NONE},
+    {"pmovsxwd",         IC_SHUFFLE, R_XLANE,                   SP_NONE},
+    {"pmovsxwq",         IC_SHUFFLE, R_XLANE,                   SP_NONE},
+    {"pmovzxbd",         IC_SHUFFLE, R_XLANE,                   SP_NONE},
+    {"pmovzxbq",         IC_SHUFFLE, R_XLANE,                   SP_NONE},
+    {"pmovzxbw",         IC_SHUFFLE, R_XLANE,                   SP_NONE},
+    {"pmovzxdq",         IC_SHUFFLE, R_XLANE,                   SP_NONE},
+    {"pmovzxwd",         IC_SHUFFLE, R_XLANE,                   SP_NONE},
+    {"pmovzxwq",         IC_SHUFFLE, R_XLANE,                   SP_NONE},
     {"pmuldq",           IC_VEC_MUL, 0,                         SP_NONE},
     {"pmulhrsw",         IC_VEC_MUL, 0,                         SP_NONE},
     {"pmulhuw",          IC_VEC_MUL, 0,                         SP_NONE},
@@ -653,12 +664,12 @@ static const dec_ent k_exact[] = {
     {"unpcklpd",         IC_SHUFFLE, R_FP,                      SP_NONE},
     {"unpcklps",         IC_SHUFFLE, R_FP,                      SP_NONE},
     {"vbroadcastf128",   IC_SHUFFLE, R_MOVE | R_FP,             SP_NONE},
-    {"vbroadcastsd",     IC_SHUFFLE, R_MOVE | R_FP,             SP_NONE},
-    {"vbroadcastss",     IC_SHUFFLE, R_MOVE | R_FP,             SP_NONE},
-    {"vextractf128",     IC_SHUFFLE, R_STFORM | R_FP,           SP_NONE},
-    {"vextracti128",     IC_SHUFFLE, R_STFORM,                  SP_NONE},
-    {"vinsertf128",      IC_SHUFFLE, R_FP,                      SP_NONE},
-    {"vinserti128",      IC_SHUFFLE, 0,                         SP_NONE},
+    {"vbroadcastsd",     IC_SHUFFLE, R_MOVE | R_FP | R_XLANE,   SP_NONE},
+    {"vbroadcastss",     IC_SHUFFLE, R_MOVE | R_FP | R_XLANE,   SP_NONE},
+    {"vextractf128",     IC_PERMUTE, R_STFORM | R_FP,           SP_NONE},
+    {"vextracti128",     IC_PERMUTE, R_STFORM,                  SP_NONE},
+    {"vinsertf128",      IC_PERMUTE, R_FP | R_LDBLEND,          SP_NONE},
+    {"vinserti128",      IC_PERMUTE, R_LDBLEND,                 SP_NONE},
     {"vmaskmovpd",       IC_VEC_ALU, R_FP | R_STFORM,           SP_NONE},
     {"vmaskmovps",       IC_VEC_ALU, R_FP | R_STFORM,           SP_NONE},
     {"vpandd",           IC_VEC_ALU, 0,                         SP_NONE},
@@ -666,18 +677,18 @@ static const dec_ent k_exact[] = {
     {"vpandnq",          IC_VEC_ALU, 0,                         SP_NONE},
     {"vpandq",           IC_VEC_ALU, 0,                         SP_NONE},
     {"vpblendd",         IC_VEC_ALU, 0,                         SP_NONE},
-    {"vpbroadcastb",     IC_SHUFFLE, R_MOVE,                    SP_NONE},
-    {"vpbroadcastd",     IC_SHUFFLE, R_MOVE,                    SP_NONE},
-    {"vpbroadcastq",     IC_SHUFFLE, R_MOVE,                    SP_NONE},
-    {"vpbroadcastw",     IC_SHUFFLE, R_MOVE,                    SP_NONE},
-    {"vperm2f128",       IC_SHUFFLE, R_FP,                      SP_NONE},
-    {"vperm2i128",       IC_SHUFFLE, 0,                         SP_NONE},
-    {"vpermd",           IC_SHUFFLE, 0,                         SP_NONE},
+    {"vpbroadcastb",     IC_SHUFFLE, R_MOVE | R_XLANE,          SP_NONE},
+    {"vpbroadcastd",     IC_SHUFFLE, R_MOVE | R_XLANE,          SP_NONE},
+    {"vpbroadcastq",     IC_SHUFFLE, R_MOVE | R_XLANE,          SP_NONE},
+    {"vpbroadcastw",     IC_SHUFFLE, R_MOVE | R_XLANE,          SP_NONE},
+    {"vperm2f128",       IC_PERMUTE, R_FP,                      SP_NONE},
+    {"vperm2i128",       IC_PERMUTE, 0,                         SP_NONE},
+    {"vpermd",           IC_PERMUTE, 0,                         SP_NONE},
     {"vpermilpd",        IC_SHUFFLE, R_FP,                      SP_NONE},
     {"vpermilps",        IC_SHUFFLE, R_FP,                      SP_NONE},
-    {"vpermpd",          IC_SHUFFLE, R_FP,                      SP_NONE},
-    {"vpermps",          IC_SHUFFLE, R_FP,                      SP_NONE},
-    {"vpermq",           IC_SHUFFLE, 0,                         SP_NONE},
+    {"vpermpd",          IC_PERMUTE, R_FP,                      SP_NONE},
+    {"vpermps",          IC_PERMUTE, R_FP,                      SP_NONE},
+    {"vpermq",           IC_PERMUTE, 0,                         SP_NONE},
     {"vpmaskmovd",       IC_VEC_ALU, R_STFORM,                  SP_NONE},
     {"vpmaskmovq",       IC_VEC_ALU, R_STFORM,                  SP_NONE},
     {"vpord",            IC_VEC_ALU, 0,                         SP_NONE},
@@ -730,12 +741,12 @@ static const dec_ent k_prefix[] = {
     {"vrcp",             IC_FP_MUL,  0,                         SP_NONE},
     {"vrsqrt",           IC_FP_MUL,  0,                         SP_NONE},
     {"vrndscale",        IC_FP_ADD,  0,                         SP_NONE},
-    {"vbroadcast",       IC_SHUFFLE, R_MOVE,                    SP_NONE},
-    {"vpbroadcast",      IC_SHUFFLE, R_MOVE,                    SP_NONE},
+    {"vbroadcast",       IC_SHUFFLE, R_MOVE | R_XLANE,          SP_NONE},
+    {"vpbroadcast",      IC_SHUFFLE, R_MOVE | R_XLANE,          SP_NONE},
     {"vmovdq",           IC_MOV,     R_MOVE,                    SP_NONE},
-    {"vextract",         IC_SHUFFLE, R_STFORM,                  SP_NONE},
-    {"vinsert",          IC_SHUFFLE, 0,                         SP_NONE},
-    {"vperm",            IC_SHUFFLE, 0,                         SP_NONE},
+    {"vextract",         IC_PERMUTE, R_STFORM,                  SP_NONE},
+    {"vinsert",          IC_PERMUTE, R_LDBLEND,                 SP_NONE},
+    {"vperm",            IC_PERMUTE, 0,                         SP_NONE},
 };
 /* clang-format on */
 
@@ -1224,6 +1235,8 @@ bool dec_decode(dec_ctx *d, const uint8_t *bytes, size_t n, uint64_t pc, dec_ins
       cls = IC_CONVERT; /* movd/movq between a GPR and a vector register */
   }
   if ((rules & R_STFORM) && mem0) cls = IC_STORE;
+  if ((rules & R_XLANE) && cls == IC_SHUFFLE && vec_bytes >= 32) cls = IC_PERMUTE;
+  if ((rules & R_LDBLEND) && has_mem && !mem0) cls = IC_VEC_ALU;
   if (pfx & PFX_LOCK) {
     flags |= DF_LOCK;
     if (has_mem) cls = IC_ATOMIC;

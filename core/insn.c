@@ -22,7 +22,7 @@ static const char *const k_class_names[IC_NUM] = {
     [IC_VEC_ALU] = "vec_alu", [IC_VEC_MUL] = "vec_mul", [IC_FP_ADD] = "fp_add",   [IC_FP_MUL] = "fp_mul",
     [IC_FMA] = "fma",         [IC_FP_DIV] = "fp_div",   [IC_SHUFFLE] = "shuffle", [IC_CONVERT] = "convert",
     [IC_STRING] = "string",   [IC_GATHER] = "gather",   [IC_ATOMIC] = "atomic",   [IC_SERIAL] = "serial",
-    [IC_X87] = "x87",         [IC_OTHER] = "other",
+    [IC_X87] = "x87",         [IC_OTHER] = "other",     [IC_PERMUTE] = "permute",
 };
 
 static const char *const k_branch_names[BR_NUM] = {

@@ -51,7 +51,9 @@ typedef enum insn_class {
   IC_FP_MUL,     /* FP multiply */
   IC_FMA,        /* fused multiply-add */
   IC_FP_DIV,     /* FP divide and square root (unpipelined) */
-  IC_SHUFFLE,    /* shuffles, permutes, unpack, pack, insert/extract, broadcast reg */
+  IC_SHUFFLE,    /* in-lane shuffles: pshufb/pshufd, unpack, pack, palignr, shifts of whole
+                    bytes, vpermilps, insert/extract of elements, broadcasts and widening
+                    moves into an xmm register */
   IC_CONVERT,    /* int<->fp and fp<->fp conversions, movd/movq between GPR and vector */
   IC_STRING,     /* movs/stos/lods/cmps/scas (usually with rep) */
   IC_GATHER,     /* vector gather */
@@ -59,6 +61,12 @@ typedef enum insn_class {
   IC_SERIAL,     /* syscall, cpuid, fences, rdtsc, xgetbv, other serializing ops */
   IC_X87,        /* x87 floating point */
   IC_OTHER,      /* anything else (microcoded, rare) */
+  IC_PERMUTE,    /* cross-lane shuffles (data crosses a 128-bit lane): vpermd/q/ps/pd,
+                    vperm2i128/f128, vinserti128/vextracti128 between registers, widening
+                    moves (vpmovzx/sx) into a ymm register, broadcasts into a ymm register
+                    from a register (from memory a broadcast is a load).
+                    Golden Cove runs these only on port 5 (in-lane shuffles also on port 1).
+                    Added last so the numbers of the older classes did not change. */
   IC_NUM
 } insn_class;
 

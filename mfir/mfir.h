@@ -117,7 +117,8 @@ typedef struct mfir_build_opts {
   uint64_t count;           /* instructions in the window (UINT64_MAX: to the end of the trace) */
   uint64_t margin;          /* instructions observed (not written) before start so binding
                                targets just before the window are known (0: default 4096) */
-  bool no_mem_hits;         /* do not write first-level cache hits as memory transactions */
+  bool no_mem_hits;         /* do not write first-level cache hits as memory transactions
+                               (`whatif mfir` sets it unless given --mem-hits) */
   bool wrong_dispatched;    /* write only wrong-path flows that were dispatched (those squashed
                                in the fetch queue are then only counted in squash groups) */
   bool threaded;            /* write SQLite on a second thread while the model runs */

@@ -107,12 +107,11 @@ static const mfir_rec *cap_get(void *ctx, int64_t fid) {
   if (fid < 0) return NULL;
   const cap_pend *p = &c->pend_c[(uint64_t)fid & RING_MASK];
   if (p->fid != (uint64_t)fid) return NULL;
+  /* The hop rule reads only a target's fid and times. */
   mfir_rec *s = &c->scratch;
-  memset(s, 0, sizeof *s);
   s->fid = fid;
   for (int k = 0; k < 4; k++) s->t[k] = p->t[k];
   s->t[MFIR_R] = MFIR_NOTIME;
-  for (int k = 0; k < MFIR_NSTAGE; k++) s->by[k] = MFIR_NOFID;
   return s;
 }
 
@@ -123,20 +122,73 @@ static cap_pend *pend_find(mfir_capture *c, uint64_t fid) {
 
 static cap_pend *pend_new(mfir_capture *c, uint64_t fid, uint64_t pc, uint32_t sid) {
   cap_pend *p = ((fid & OOO_FID_WRONG) ? c->pend_w : c->pend_c) + ((fid & ~OOO_FID_WRONG) & RING_MASK);
-  uint8_t refetched = p->fid == fid && p->refetched;
-  memset(p, 0, sizeof *p);
-  p->refetched = refetched;
-  p->fid = fid;
-  p->pc = pc;
-  p->sid = sid;
-  p->d_by = OOO_FID_NONE;
-  for (int s = 0; s < 4; s++) p->t[s] = MFIR_NOTIME;
+  /* (no read of a wrong-path entry: its old contents do not matter, and the load would miss) */
+  uint8_t refetched = !(fid & OOO_FID_WRONG) && p->fid == fid && p->refetched;
+  *p = (cap_pend){.fid = fid, .pc = pc, .t = {MFIR_NOTIME, MFIR_NOTIME, MFIR_NOTIME, MFIR_NOTIME},
+                  .d_by = OOO_FID_NONE, .sid = sid, .refetched = refetched};
   return p;
 }
 
 static cap_pend *pend_get(mfir_capture *c, const ooo_ev *e) {
   cap_pend *p = pend_find(c, e->fid);
   return p ? p : pend_new(c, e->fid, e->pc, e->sid);
+}
+
+/* ---- wrong-path rows in key order -------------------------------------------------------------------
+ * The page writer wants wflow rows in fid order (-1 - n: n ascending), but a squash reports the
+ * fetch queue before the ROB's youngest-first, and squashes may nest. So a squashed flow's row
+ * waits in a ring, by n, until every older wrong-path flow has been squashed. A flow older than
+ * the ring reaches (never seen squashed) is given up on: should it come after all, its row is
+ * written out of order (and inserted through SQLite at the end). */
+
+enum { WQ_OPEN = 0, WQ_ROW, WQ_NONE };
+
+static void wq_put(mfir_capture *c, size_t i) {
+  if (c->wq_state[i] == WQ_ROW)
+    memcpy(mw_row_raw(&c->w, MT_WFLOW), c->wq_rows + i * WC_NUM, WC_NUM * sizeof *c->wq_rows);
+  c->wq_state[i] = WQ_OPEN;
+  c->wq_next++;
+}
+
+/* Write the rows whose older flows are all resolved. */
+static void wq_emit(mfir_capture *c) {
+  while (c->wq_next < c->wq_hi && c->wq_state[c->wq_next & RING_MASK] != WQ_OPEN) wq_put(c, c->wq_next & RING_MASK);
+}
+
+/* Wrong-path flow n exists: keep it in the ring's reach. */
+static void wq_see(mfir_capture *c, uint64_t n) {
+  if (!c->wq_on) {
+    c->wq_on = true;
+    c->wq_next = c->wq_hi = n;
+  }
+  if (n < c->wq_next) return;
+  if (n >= c->wq_hi) c->wq_hi = n + 1;
+  while (n - c->wq_next >= CAP_RING) {
+    wq_put(c, c->wq_next & RING_MASK);
+    wq_emit(c);
+  }
+}
+
+/* The row of squashed wrong-path flow n (all NULL), in the ring or straight to the table. */
+static int64_t *wq_row(mfir_capture *c, uint64_t n) {
+  wq_see(c, n);
+  if (n < c->wq_next) return mw_row(&c->w, MT_WFLOW);
+  size_t i = n & RING_MASK;
+  c->wq_state[i] = WQ_ROW;
+  int64_t *r = c->wq_rows + i * WC_NUM;
+  for (int k = 0; k < WC_NUM; k++) r[k] = MW_NULL;
+  return r;
+}
+
+/* Squashed wrong-path flow n has no row (outside the window, or not dispatched). */
+static void wq_skip(mfir_capture *c, uint64_t n) {
+  wq_see(c, n);
+  if (n >= c->wq_next) c->wq_state[n & RING_MASK] = WQ_NONE;
+}
+
+/* The end: every row still waiting, in order. */
+static void wq_finish(mfir_capture *c) {
+  while (c->wq_next < c->wq_hi) wq_put(c, c->wq_next & RING_MASK);
 }
 
 /* ---- flows ----------------------------------------------------------------------------------------- */
@@ -163,10 +215,14 @@ static void write_flow(mfir_capture *c, mfir_rec *r, uint64_t pc, uint32_t rob, 
   count_rid(c, sched);
   count_rid(c, port);
   if (r->wrong) {
-    int64_t *v = mw_row(&c->w, MT_WFLOW);
+    int64_t *v = wq_row(c, (uint64_t)(-1 - r->fid));
     v[WC_FID] = r->fid;
     v[WC_PC] = (int64_t)pc;
-    for (int s = 0; s < MFIR_NSTAGE; s++) v[WC_FETCH + s] = t_or_null(r->t[s]);
+    v[WC_FETCH] = t_or_null(r->t[MFIR_F]);
+    v[WC_DISPATCH] = t_or_null(r->t[MFIR_D]);
+    v[WC_ISSUE] = t_or_null(r->t[MFIR_I]);
+    v[WC_COMPLETE] = t_or_null(r->t[MFIR_C]);
+    v[WC_RETIRE] = t_or_null(r->t[MFIR_R]);
     v[WC_ROB] = rid_or_null(rob);
     v[WC_SCHED] = rid_or_null(sched);
     v[WC_PORT] = rid_or_null(port);
@@ -255,6 +311,7 @@ static void on_fetch(void *ctx, const ooo_ev *e) {
   mfir_capture *c = ctx;
   cap_pend *p = pend_new(c, e->fid, e->pc, e->sid);
   p->t[MFIR_F] = e->cycle;
+  if (e->fid & OOO_FID_WRONG) wq_see(c, e->fid & ~OOO_FID_WRONG);
 }
 
 static void on_dispatch(void *ctx, const ooo_ev *e) {
@@ -383,7 +440,10 @@ static void on_squash(void *ctx, const ooo_ev *e) {
   int kind = e->extra ? MK_SQUASH_CLEAR : MK_SQUASH_BRANCH;
   bool inw = in_window(c, e->cycle);
   if (wrong) {
-    mfir_rec *r = &c->done_w[(e->fid & ~OOO_FID_WRONG) & RING_MASK];
+    /* Only a dispatched wrong-path flow can be named by another flow's binding (it held a ROB or
+     * scheduler entry, a port, a rename slot): the others are not kept for the hop rule. */
+    mfir_rec local;
+    mfir_rec *r = p && p->t[MFIR_D] != MFIR_NOTIME ? &c->done_w[(e->fid & ~OOO_FID_WRONG) & RING_MASK] : &local;
     memset(r, 0, sizeof *r);
     r->fid = fid;
     r->wrong = true;
@@ -403,7 +463,10 @@ static void on_squash(void *ctx, const ooo_ev *e) {
                  slots, FF_WRONG, NULL);
       count_pc(c, e->pc, e->sid, true);
       c->n_written_wrong++;
+    } else {
+      wq_skip(c, e->fid & ~OOO_FID_WRONG);
     }
+    wq_emit(c);
   } else if (inw) {
     /* A correct-path attempt thrown away by a machine clear; the instruction is refetched. */
     int64_t *v = mw_row(&c->w, MT_FLUSH);
@@ -469,7 +532,7 @@ static int mshr_col(int level) { return level <= 1 ? 0 : level - 1; }
 static void tx_write(mfir_capture *c, const cap_tx *x, uint64_t fill) {
   if (!in_window(c, x->cycle)) return;
   int64_t *v = mw_row(&c->w, MT_MEMTX);
-  v[XC_ID] = x->id;
+  v[XC_ID] = c->next_tx++; /* ids in the order rows are written: the page writer wants them ascending */
   v[XC_FID] = x->fid == UINT64_MAX ? MW_NULL : mfir_db_fid(x->fid);
   v[XC_KIND] = x->kind;
   v[XC_ADDR] = (int64_t)x->line;
@@ -512,7 +575,6 @@ static cap_tx *tx_open(mfir_capture *c, const mem_event *e, uint64_t line, int k
   }
   cap_tx x;
   memset(&x, 0, sizeof x);
-  x.id = c->next_tx++;
   x.fid = e->fid;
   x.line = line;
   x.cycle = e->cycle;
@@ -566,7 +628,6 @@ static void on_mem(void *ctx, const mem_event *e) {
         if (c->opts.no_mem_hits) break;
         cap_tx x;
         memset(&x, 0, sizeof x);
-        x.id = c->next_tx++;
         x.fid = e->fid;
         x.line = line;
         x.cycle = e->cycle;
@@ -628,7 +689,6 @@ static void on_mem(void *ctx, const mem_event *e) {
     if (in_window(c, e->cycle)) {
       cap_tx x;
       memset(&x, 0, sizeof x);
-      x.id = c->next_tx++;
       x.fid = UINT64_MAX;
       x.line = line;
       x.cycle = e->cycle;
@@ -731,6 +791,8 @@ mfir_capture *mfir_capture_new(const char *out_path, const trace_t *t, const ooo
   c->pend_w = xcalloc(CAP_RING, sizeof *c->pend_w);
   c->done_c = xcalloc(CAP_RING, sizeof *c->done_c);
   c->done_w = xcalloc(CAP_RING, sizeof *c->done_w);
+  c->wq_rows = xmalloc((size_t)CAP_RING * WC_NUM * sizeof *c->wq_rows);
+  c->wq_state = xcalloc(CAP_RING, sizeof *c->wq_state);
   for (uint32_t i = 0; i < CAP_RING; i++) {
     c->pend_c[i].fid = c->pend_w[i].fid = OOO_FID_NONE;
     c->done_c[i].fid = c->done_w[i].fid = MFIR_NOFID;
@@ -758,6 +820,8 @@ static void capture_free(mfir_capture *c) {
   free(c->pend_w);
   free(c->done_c);
   free(c->done_w);
+  free(c->wq_rows);
+  free(c->wq_state);
   VEC_FREE(c->open);
   VEC_FREE(c->evicts);
   VEC_FREE(c->pcs);
@@ -1012,6 +1076,7 @@ wi_rc mfir_capture_finish(mfir_capture *c, mfir_build_stats *st, wi_err *err) {
   if (!rc) {
     squash_flush_group(c);
     slot_flush(c);
+    wq_finish(c);
     for (size_t i = c->open.n; i-- > 0;) { /* still in flight */
       c->open.a[i].flags |= TXF_OPEN;
       tx_close_at(c, i, MFIR_NOTIME);

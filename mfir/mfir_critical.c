@@ -62,11 +62,75 @@ typedef struct dnode {
   uint64_t order;          /* fetch time, to order flows dispatched in one cycle */
 } dnode;
 
-static int cmp_dnode(const void *a, const void *b) {
-  const dnode *x = a, *y = b;
-  if (x->t != y->t) return x->t < y->t ? -1 : 1;
-  if (x->order != y->order) return x->order < y->order ? -1 : 1;
-  return x->fid < y->fid ? -1 : x->fid > y->fid;
+/* x before y among the flows dispatched in one cycle. */
+static bool dnode_before(const dnode *x, const dnode *y) {
+  if (x->order != y->order) return x->order < y->order;
+  return x->fid < y->fid;
+}
+
+typedef VEC(dnode) dnode_vec;
+typedef struct dnodes {
+  dnode_vec *v;
+} dnodes;
+
+/* rd_scan of wflow: the dispatches of wrong-path flows. */
+static int wrong_dispatch(void *ctx, int64_t rowid, const int64_t *v, int ncols) {
+  (void)rowid;
+  (void)ncols;
+  if (v[WC_DISPATCH] == MW_NULL) return 0;
+  dnode x = {(uint64_t)v[WC_DISPATCH], v[WC_FID], v[WC_FETCH] == MW_NULL ? 0 : (uint64_t)v[WC_FETCH]};
+  VEC_PUSH(*((dnodes *)ctx)->v, x);
+  return 0;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The first largest gap between consecutive distinct times of v (gap 0 and t_hi the earliest time
+ * if there is none). The cycles with a dispatch as a bitmap when that is no larger than the
+ * flows (there are millions: no sort), else sorted. */
+static void max_gap(const dnode_vec *v, uint64_t *gap, uint64_t *t_lo, uint64_t *t_hi) {
+  size_t n = v->n;
+  uint64_t tmin = UINT64_MAX, tmax = 0;
+  for (size_t i = 0; i < n; i++) {
+    tmin = WI_MIN(tmin, v->a[i].t);
+    tmax = WI_MAX(tmax, v->a[i].t);
+  }
+  *gap = 0;
+  *t_lo = *t_hi = tmin;
+  uint64_t prev = tmin;
+  if ((tmax - tmin) / 64 <= n) {
+    size_t nw = (size_t)((tmax - tmin) / 64) + 1;
+    uint64_t *bits = xcalloc(nw, sizeof *bits);
+    for (size_t i = 0; i < n; i++) {
+      uint64_t b = v->a[i].t - tmin;
+      bits[b / 64] |= 1ULL << (b % 64);
+    }
+    for (size_t wd = 0; wd < nw; wd++)
+      for (uint64_t m = bits[wd]; m; m &= m - 1) {
+        uint64_t t = tmin + wd * 64 + (uint64_t)__builtin_ctzll(m);
+        if (t - prev > *gap) {
+          *gap = t - prev;
+          *t_hi = t;
+          *t_lo = prev;
+        }
+        prev = t;
+      }
+    free(bits);
+    return;
+  }
+  uint64_t *ts = xmalloc(n * sizeof *ts);
+  for (size_t i = 0; i < n; i++) ts[i] = v->a[i].t;
+  qsort(ts, n, sizeof *ts, cmp_u64);
+  for (size_t i = 1; i < n; i++)
+    if (ts[i] - ts[i - 1] > *gap) {
+      *gap = ts[i] - ts[i - 1];
+      *t_hi = ts[i];
+      *t_lo = ts[i - 1];
+    }
+  free(ts);
 }
 
 static wi_rc pick_symptom(mfir_db *d, const char *name, sym *s, wi_err *err) {
@@ -96,39 +160,32 @@ static wi_rc pick_symptom(mfir_db *d, const char *name, sym *s, wi_err *err) {
   }
   if (!strcmp(name, "dispatch")) {
     /* The longest dispatch stall: the largest gap between consecutive dispatches (both paths). */
-    VEC(dnode) v = {0};
+    dnode_vec v = {0};
     VEC_RESERVE(v, d->n_flows + 1);
     for (size_t i = 0; i < d->n_flows; i++)
       if (d->flows[i].t[MFIR_D] != MFIR_NOTIME) {
         dnode x = {d->flows[i].t[MFIR_D], d->flows[i].fid, d->flows[i].t[MFIR_F]};
         VEC_PUSH(v, x);
       }
-    sqlite3_stmt *st = NULL;
-    wi_rc rc = rd_prepare(d, "SELECT dispatch, fid, fetch FROM wflow WHERE dispatch IS NOT NULL", &st, err);
+    dnodes dn = {&v};
+    wi_rc rc = rd_scan(d, MT_WFLOW, WC_DISPATCH + 1, wrong_dispatch, &dn, err);
     if (rc) {
       VEC_FREE(v);
       return rc;
     }
-    while (sqlite3_step(st) == SQLITE_ROW) {
-      dnode x = {(uint64_t)sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-                 sqlite3_column_type(st, 2) == SQLITE_NULL ? 0 : (uint64_t)sqlite3_column_int64(st, 2)};
-      VEC_PUSH(v, x);
-    }
-    sqlite3_finalize(st);
     size_t n = v.n;
     if (!n) {
       VEC_FREE(v);
       return wi_fail(err, WI_EINVAL, "%s: no dispatch in the window", d->path);
     }
-    qsort(v.a, n, sizeof *v.a, cmp_dnode);
-    size_t best = 0;
-    uint64_t gap = 0;
-    for (size_t i = 1; i < n; i++)
-      if (v.a[i].t - v.a[i - 1].t > gap) {
-        gap = v.a[i].t - v.a[i - 1].t;
-        best = i;
-      }
-    *s = (sym){v.a[best].fid, MFIR_D, best ? (int64_t)v.a[best - 1].t : base};
+    /* The first largest gap between two cycles with a dispatch; the symptom is the first flow
+     * dispatched at its end. */
+    uint64_t gap = 0, t_hi = 0, t_lo = 0;
+    max_gap(&v, &gap, &t_lo, &t_hi);
+    const dnode *best = NULL;
+    for (size_t i = 0; i < n; i++)
+      if (v.a[i].t == t_hi && (!best || dnode_before(&v.a[i], best))) best = &v.a[i];
+    *s = (sym){best->fid, MFIR_D, gap ? (int64_t)t_lo : base};
     VEC_FREE(v);
     return WI_OK;
   }

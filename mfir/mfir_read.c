@@ -1,5 +1,6 @@
-/* mfir_read.c — opening an MFIR database: meta, static PCs, and the flows loaded into arrays for
- * the walks (critical path, root-cause chains). */
+/* mfir_read.c — opening an MFIR database: meta, static PCs, scans of the bulk tables (from the
+ * pages directly when possible), and the flows loaded into arrays for the walks (critical path,
+ * root-cause chains). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -128,43 +129,98 @@ static inline int64_t col_fid(sqlite3_stmt *st, int i) {
   return sqlite3_column_type(st, i) == SQLITE_NULL ? MFIR_NOFID : sqlite3_column_int64(st, i);
 }
 
+/* ---- scans ------------------------------------------------------------------------------------------ */
+
+wi_rc rd_scan(mfir_db *d, int table, int ncols, bt_row_fn fn, void *ctx, wi_err *err) {
+  const mw_table *tb = &mw_tables[table];
+  if (ncols <= 0 || ncols > tb->ncols) ncols = tb->ncols;
+  sqlite3_stmt *st = NULL;
+  wi_rc rc = rd_prepare(d, "SELECT rootpage, sql FROM sqlite_schema WHERE type = 'table' AND name = ?", &st, err);
+  if (rc) return rc;
+  sqlite3_bind_text(st, 1, tb->name, -1, SQLITE_STATIC);
+  uint32_t root = 0;
+  if (sqlite3_step(st) == SQLITE_ROW) {
+    const char *sql = (const char *)sqlite3_column_text(st, 1);
+    /* Read the pages directly only when the table is exactly as MFIR creates it. */
+    if (sql && !strcmp(sql, tb->create)) root = (uint32_t)sqlite3_column_int64(st, 0);
+  }
+  sqlite3_finalize(st);
+  if (root) {
+    wi_err e;
+    rc = bt_scan(d->path, root, ncols, tb->key_col, fn, ctx, &e);
+    if (rc != WI_EINVAL) {
+      if (rc) *err = e;
+      return rc;
+    }
+  }
+  /* Through SQLite. */
+  char sql[512];
+  snprintf(sql, sizeof sql, "SELECT %s FROM %s ORDER BY 1", tb->cols, tb->name);
+  if ((rc = rd_prepare(d, sql, &st, err))) return rc;
+  int have = sqlite3_column_count(st);
+  int64_t *v = xmalloc((size_t)ncols * sizeof *v);
+  int s;
+  while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+    for (int i = 0; i < ncols; i++)
+      v[i] = i >= have || sqlite3_column_type(st, i) == SQLITE_NULL ? MW_NULL : sqlite3_column_int64(st, i);
+    if (fn(ctx, tb->key_col >= 0 && tb->key_col < ncols ? v[tb->key_col] : 0, v, ncols)) {
+      s = SQLITE_DONE;
+      break;
+    }
+  }
+  if (s != SQLITE_DONE) rc = wi_fail(err, WI_ECORRUPT, "%s: reading %s: %s", d->path, tb->name, sqlite3_errmsg(d->db));
+  sqlite3_finalize(st);
+  free(v);
+  return rc;
+}
+
+/* ---- flows ------------------------------------------------------------------------------------------- */
+
+static inline uint64_t v_time(int64_t v) { return v == MW_NULL ? MFIR_NOTIME : (uint64_t)v; }
+
+typedef struct load_ctx {
+  mfir_db *d;
+  wi_err *err;
+  wi_rc rc;
+} load_ctx;
+
+static int load_row(void *ctx, int64_t rowid, const int64_t *v, int ncols) {
+  (void)rowid;
+  (void)ncols;
+  load_ctx *l = ctx;
+  mfir_db *d = l->d;
+  int64_t fid = v[FC_FID];
+  if (fid < d->win.first_fid || fid > d->win.last_fid) {
+    l->rc = wi_fail(l->err, WI_ECORRUPT, "%s: flow %lld is outside the window in meta", d->path, (long long)fid);
+    return 1;
+  }
+  size_t i = (size_t)(fid - d->win.first_fid);
+  mfir_rec *r = &d->flows[i];
+  d->flow_pc[i] = (uint64_t)v[FC_PC];
+  d->n_flows++;
+  memset(r, 0, sizeof *r);
+  r->fid = fid;
+  for (int k = 0; k < MFIR_NSTAGE; k++) r->t[k] = v_time(v[FC_FETCH + k]);
+  r->by[MFIR_F] = MFIR_NOFID;
+  for (int k = 0; k < 4; k++) {
+    const int64_t *b = v + FC_D_KIND + 4 * k; /* kind, by, rid, cyc */
+    r->kind[MFIR_D + k] = b[0] == MW_NULL ? 0 : (uint8_t)b[0];
+    r->by[MFIR_D + k] = b[1]; /* MW_NULL is MFIR_NOFID */
+    r->rid[MFIR_D + k] = b[2] == MW_NULL ? OOO_RID_NONE : (uint32_t)b[2];
+  }
+  return 0;
+}
+_Static_assert(MW_NULL == MFIR_NOFID, "a NULL flow id reads as MFIR_NOFID");
+
 wi_rc rd_load_flows(mfir_db *d, wi_err *err) {
   if (d->flows_loaded) return WI_OK;
-  sqlite3_stmt *st = NULL;
-  wi_rc rc = rd_prepare(d,
-                        "SELECT fid, pc, fetch, dispatch, issue, complete, retire, flags,"
-                        " d_kind, d_by, d_rid, i_kind, i_by, i_rid, c_kind, c_by, c_rid, r_kind, r_by, r_rid"
-                        " FROM cflow ORDER BY fid",
-                        &st, err);
-  if (rc) return rc;
   size_t nc = (size_t)d->win.insns;
   d->flows = xcalloc(nc, sizeof *d->flows);
   d->flow_pc = xcalloc(nc, sizeof *d->flow_pc);
   for (size_t i = 0; i < nc; i++) d->flows[i].fid = MFIR_NOFID;
-  int s;
-  while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-    int64_t fid = sqlite3_column_int64(st, 0);
-    if (fid < d->win.first_fid || fid > d->win.last_fid) {
-      rc = wi_fail(err, WI_ECORRUPT, "%s: flow %lld is outside the window in meta", d->path, (long long)fid);
-      break;
-    }
-    size_t i = (size_t)(fid - d->win.first_fid);
-    mfir_rec *r = &d->flows[i];
-    d->flow_pc[i] = (uint64_t)sqlite3_column_int64(st, 1);
-    d->n_flows++;
-    memset(r, 0, sizeof *r);
-    r->fid = fid;
-    for (int k = 0; k < MFIR_NSTAGE; k++) r->t[k] = col_time(st, 2 + k);
-    r->by[MFIR_F] = MFIR_NOFID;
-    for (int k = 0; k < 4; k++) {
-      r->kind[MFIR_D + k] = (uint8_t)sqlite3_column_int(st, 8 + 3 * k);
-      r->by[MFIR_D + k] = col_fid(st, 9 + 3 * k);
-      r->rid[MFIR_D + k] = (uint32_t)sqlite3_column_int64(st, 10 + 3 * k);
-    }
-  }
-  if (!rc && s != SQLITE_DONE)
-    rc = wi_fail(err, WI_ECORRUPT, "%s: reading flows: %s", d->path, sqlite3_errmsg(d->db));
-  sqlite3_finalize(st);
+  load_ctx l = {d, err, WI_OK};
+  wi_rc rc = rd_scan(d, MT_FLOW, FC_R_RID + 1, load_row, &l, err); /* no producers */
+  if (!rc) rc = l.rc;
   if (!rc && d->n_flows != nc)
     rc = wi_fail(err, WI_ECORRUPT, "%s: cflow holds %zu of the window's %zu instructions", d->path, d->n_flows, nc);
   if (rc) return rc;

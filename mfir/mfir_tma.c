@@ -25,48 +25,57 @@ void mfir_topdown_from_slots(const uint64_t slots[OOO_SLOT_NUM], ooo_topdown *td
   td->backend_bound = td->memory_bound + td->core_bound;
 }
 
-/* Run a query returning rows of (category-ish key, sum); add sums via map(). */
-static wi_rc sum_query(mfir_db *d, const char *sql, uint64_t *out, int n_out, bool keyed, wi_err *err) {
-  sqlite3_stmt *st = NULL;
-  wi_rc rc = rd_prepare(d, sql, &st, err);
-  if (rc) return rc;
-  int s;
-  while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-    if (keyed) {
-      int k = sqlite3_column_int(st, 0);
-      if (k >= 0 && k < n_out) out[k] += (uint64_t)sqlite3_column_int64(st, 1);
-    } else {
-      for (int k = 0; k < n_out; k++) out[k] += (uint64_t)sqlite3_column_int64(st, k);
-    }
-  }
-  if (s != SQLITE_DONE) rc = wi_fail(err, WI_ECORRUPT, "%s: top-down query: %s", d->path, sqlite3_errmsg(d->db));
-  sqlite3_finalize(st);
-  return rc;
+/* rd_scan callbacks: slots by category. */
+static int sum_slot(void *ctx, int64_t rowid, const int64_t *v, int ncols) {
+  (void)rowid;
+  (void)ncols;
+  uint64_t *s = ctx, n = v[1] == MW_NULL ? 0 : (uint64_t)v[1]; /* n_cycles; then a column per category */
+  for (int k = 0; k < OOO_SLOT_NUM; k++)
+    if (v[2 + k] != MW_NULL) s[k] += (uint64_t)v[2 + k] * n;
+  return 0;
+}
+
+static int sum_retiring(void *ctx, int64_t rowid, const int64_t *v, int ncols) {
+  (void)rowid;
+  (void)ncols;
+  if (v[FC_SLOTS] != MW_NULL) ((uint64_t *)ctx)[OOO_SLOT_RETIRING] += (uint64_t)v[FC_SLOTS];
+  return 0;
+}
+
+/* Squashed flows: bad speculation by the squash's cause. */
+static int sum_wrong(void *ctx, int64_t rowid, const int64_t *v, int ncols) {
+  (void)rowid;
+  (void)ncols;
+  if (v[WC_SLOTS] == MW_NULL || v[WC_R_KIND] == MW_NULL) return 0;
+  if (v[WC_R_KIND] == MK_SQUASH_BRANCH) ((uint64_t *)ctx)[OOO_SLOT_BAD_BRANCH] += (uint64_t)v[WC_SLOTS];
+  else if (v[WC_R_KIND] == MK_SQUASH_CLEAR) ((uint64_t *)ctx)[OOO_SLOT_BAD_CLEAR] += (uint64_t)v[WC_SLOTS];
+  return 0;
+}
+
+static int sum_flush(void *ctx, int64_t rowid, const int64_t *v, int ncols) {
+  (void)rowid;
+  (void)ncols;
+  if (v[7] == MW_NULL || v[9] == MW_NULL) return 0; /* slots, cause */
+  if (v[9] == 0) ((uint64_t *)ctx)[OOO_SLOT_BAD_BRANCH] += (uint64_t)v[7];
+  else if (v[9] == 1) ((uint64_t *)ctx)[OOO_SLOT_BAD_CLEAR] += (uint64_t)v[7];
+  return 0;
 }
 
 wi_rc mfir_topdown(mfir_db *d, mfir_tma *out, wi_err *err) {
   memset(out, 0, sizeof *out);
   uint64_t *s = out->slots;
-  wi_rc rc = sum_query(d,
-                       "SELECT coalesce(sum(retiring * n_cycles), 0), coalesce(sum(bad_branch * n_cycles), 0),"
-                       " coalesce(sum(bad_clear * n_cycles), 0), coalesce(sum(fe_latency * n_cycles), 0),"
-                       " coalesce(sum(fe_bandwidth * n_cycles), 0), coalesce(sum(be_memory * n_cycles), 0),"
-                       " coalesce(sum(be_core * n_cycles), 0) FROM slot",
-                       s, OOO_SLOT_NUM, false, err);
   _Static_assert(OOO_SLOT_RETIRING == 0 && OOO_SLOT_BAD_BRANCH == 1 && OOO_SLOT_BAD_CLEAR == 2 &&
                      OOO_SLOT_FE_LATENCY == 3 && OOO_SLOT_FE_BANDWIDTH == 4 && OOO_SLOT_BE_MEMORY == 5 &&
                      OOO_SLOT_BE_CORE == 6,
                  "slot columns follow the category order");
-  uint64_t ret = 0, sq[2] = {0, 0};
-  if (!rc) rc = sum_query(d, "SELECT coalesce(sum(slots), 0) FROM cflow", &ret, 1, false, err);
-  if (!rc)
-    rc = sum_query(d, "SELECT r_kind - 43, coalesce(sum(slots), 0) FROM wflow GROUP BY r_kind", sq, 2,
-                   true, err);
-  if (!rc) rc = sum_query(d, "SELECT cause, coalesce(sum(slots), 0) FROM flush GROUP BY cause", sq, 2, true, err);
-  if (rc) return rc;
-  s[OOO_SLOT_RETIRING] += ret;
-  s[OOO_SLOT_BAD_BRANCH] += sq[0];
-  s[OOO_SLOT_BAD_CLEAR] += sq[1];
+  wi_rc rc = rd_scan(d, MT_SLOT, 2 + OOO_SLOT_NUM, sum_slot, s, err);
+  if (!rc) rc = rd_scan(d, MT_FLOW, FC_SLOTS + 1, sum_retiring, s, err);
+  if (!rc) rc = rd_scan(d, MT_WFLOW, WC_R_KIND + 1, sum_wrong, s, err);
+  if (!rc) rc = rd_scan(d, MT_FLUSH, 10, sum_flush, s, err);
+  if (rc) {
+    memset(out, 0, sizeof *out);
+    return rc;
+  }
   for (int k = 0; k < OOO_SLOT_NUM; k++) out->total += s[k];
   mfir_topdown_from_slots(s, &out->td);
   return WI_OK;

@@ -1,5 +1,6 @@
-/* mfir_write.c — the bulk SQLite writer of MFIR: schema, multi-row prepared INSERTs in one
- * transaction, optionally on a writer thread; indexes and views after the bulk insert. */
+/* mfir_write.c — the bulk writer of MFIR: the schema, rows gathered in blocks and encoded into the
+ * bulk tables' b-tree pages (mfir_btree.c), optionally on a writer thread; then SQLite again for
+ * the rows the page writer left, the static tables, indexes and views. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +11,10 @@
 /* ---- schema (documented in mfir/SCHEMA.md; keep both in step) ------------------------------------ */
 
 const mw_table mw_tables[MT_NUM] = {
-  [MT_FLOW] = {"cflow", FC_NUM,
+  [MT_FLOW] = {"cflow", FC_NUM, FC_FID, 1,
+               "fid, pc, fetch, dispatch, issue, complete, retire, rob, sched, port, slots, flags, d_kind, d_by,"
+               " d_rid, d_cyc, i_kind, i_by, i_rid, i_cyc, c_kind, c_by, c_rid, c_cyc, r_kind, r_by, r_rid, r_cyc,"
+               " p1, p2, p3",
                "CREATE TABLE cflow(\n"
                "  fid INTEGER PRIMARY KEY, pc INTEGER NOT NULL,\n"
                "  fetch INTEGER, dispatch INTEGER, issue INTEGER, complete INTEGER, retire INTEGER,\n"
@@ -20,35 +24,40 @@ const mw_table mw_tables[MT_NUM] = {
                "  c_kind INTEGER, c_by INTEGER, c_rid INTEGER, c_cyc INTEGER,\n"
                "  r_kind INTEGER, r_by INTEGER, r_rid INTEGER, r_cyc INTEGER,\n"
                "  p1 INTEGER, p2 INTEGER, p3 INTEGER)"},
-  /* Wrong-path fids arrive in decreasing order (-1 - n): a descending key appends. */
-  [MT_WFLOW] = {"wflow", WC_NUM,
+  /* Wrong-path fids (-1 - n) are written in decreasing order (the capture sorts them). */
+  [MT_WFLOW] = {"wflow", WC_NUM, WC_FID, -1,
+                "fid, pc, fetch, retire, flags, slots, r_kind, r_by, r_cyc, dispatch, issue, complete, rob, sched,"
+                " port, d_kind, d_by, d_cyc, c_kind",
                 "CREATE TABLE wflow(\n"
-                "  fid INTEGER NOT NULL, pc INTEGER NOT NULL,\n"
-                "  fetch INTEGER, dispatch INTEGER, issue INTEGER, complete INTEGER, retire INTEGER,\n"
-                "  rob INTEGER, sched INTEGER, port INTEGER, slots INTEGER, flags INTEGER NOT NULL,\n"
-                "  d_kind INTEGER, d_by INTEGER, d_cyc INTEGER, c_kind INTEGER,\n"
-                "  r_kind INTEGER, r_by INTEGER, r_cyc INTEGER,\n"
-                "  PRIMARY KEY(fid DESC)) WITHOUT ROWID"},
-  [MT_DEPX] = {"dep_x", 3, "CREATE TABLE dep_x(consumer INTEGER NOT NULL, producer INTEGER NOT NULL, regs INTEGER)"},
-  [MT_MEMTX] = {"memtx", XC_NUM,
+                "  fid INTEGER PRIMARY KEY, pc INTEGER NOT NULL, fetch INTEGER, retire INTEGER,\n"
+                "  flags INTEGER NOT NULL, slots INTEGER, r_kind INTEGER, r_by INTEGER, r_cyc INTEGER,\n"
+                "  dispatch INTEGER, issue INTEGER, complete INTEGER, rob INTEGER, sched INTEGER, port INTEGER,\n"
+                "  d_kind INTEGER, d_by INTEGER, d_cyc INTEGER, c_kind INTEGER)"},
+  [MT_DEPX] = {"dep_x", 3, -1, 1, "consumer, producer, regs",
+               "CREATE TABLE dep_x(consumer INTEGER NOT NULL, producer INTEGER NOT NULL, regs INTEGER)"},
+  [MT_MEMTX] = {"memtx", XC_NUM, XC_ID, 1,
+                "id, fid, kind, addr, cycle, level, fill, set_rid, mshr1, mshr2, mshr3, dram, flags, evictor,"
+                " evict_cycle",
                 "CREATE TABLE memtx(\n"
                 "  id INTEGER PRIMARY KEY, fid INTEGER, kind INTEGER NOT NULL, addr INTEGER NOT NULL,\n"
                 "  cycle INTEGER NOT NULL, level INTEGER NOT NULL, fill INTEGER, set_rid INTEGER,\n"
                 "  mshr1 INTEGER, mshr2 INTEGER, mshr3 INTEGER, dram INTEGER, flags INTEGER NOT NULL,\n"
                 "  evictor INTEGER, evict_cycle INTEGER)"},
-  [MT_SQUASH] = {"squash", 7,
+  [MT_SQUASH] = {"squash", 7, -1, 1, "cycle, by_fid, cause, wrong, n, first_fid, last_fid",
                  "CREATE TABLE squash(cycle INTEGER NOT NULL, by_fid INTEGER, cause INTEGER NOT NULL,\n"
                  "  wrong INTEGER NOT NULL, n INTEGER NOT NULL, first_fid INTEGER, last_fid INTEGER)"},
-  [MT_FLUSH] = {"flush", 10,
+  [MT_FLUSH] = {"flush", 10, -1, 1, "fid, pc, fetch, dispatch, issue, complete, squash, slots, by_fid, cause",
                 "CREATE TABLE flush(fid INTEGER NOT NULL, pc INTEGER, fetch INTEGER, dispatch INTEGER,\n"
                 "  issue INTEGER, complete INTEGER, squash INTEGER NOT NULL, slots INTEGER,\n"
                 "  by_fid INTEGER, cause INTEGER NOT NULL)"},
-  [MT_SLOT] = {"slot", 10,
+  [MT_SLOT] = {"slot", 10, -1, 1,
+               "cycle, n_cycles, retiring, bad_branch, bad_clear, fe_latency, fe_bandwidth, be_memory, be_core,"
+               " filled",
                "CREATE TABLE slot(cycle INTEGER NOT NULL, n_cycles INTEGER NOT NULL,\n"
                "  retiring INTEGER NOT NULL, bad_branch INTEGER NOT NULL, bad_clear INTEGER NOT NULL,\n"
                "  fe_latency INTEGER NOT NULL, fe_bandwidth INTEGER NOT NULL, be_memory INTEGER NOT NULL,\n"
                "  be_core INTEGER NOT NULL, filled INTEGER NOT NULL)"},
-  [MT_MEMBLOCK] = {"mem_block", 5,
+  [MT_MEMBLOCK] = {"mem_block", 5, -1, 1, "cycle, level, rid, fid, holder",
                    "CREATE TABLE mem_block(cycle INTEGER NOT NULL, level INTEGER NOT NULL, rid INTEGER,\n"
                    "  fid INTEGER, holder INTEGER)"},
 };
@@ -72,7 +81,6 @@ const char mw_post_sql[] =
   "    d_kind, d_by, NULL, d_cyc, CASE WHEN issue IS NOT NULL THEN 9 END, NULL, NULL, issue - dispatch,\n"
   "    c_kind, NULL, NULL, complete - issue, r_kind, r_by, NULL, r_cyc, NULL, NULL, NULL FROM wflow;\n"
   "CREATE INDEX memtx_fid ON memtx(fid);\n"
-  "CREATE INDEX dep_x_consumer ON dep_x(consumer);\n"
   "CREATE INDEX flush_fid ON flush(fid);\n"
   "CREATE INDEX squash_by ON squash(by_fid);\n"
   "CREATE VIEW dep(consumer, producer) AS\n"
@@ -126,162 +134,65 @@ _Static_assert(MK_FETCH_ORDER == 40 && MK_SQUASH_BRANCH == 43 && MK_SQUASH_CLEAR
 _Static_assert(OB_MSHR == 14, "kind id spelled out in the edge view");
 
 #define MW_BLOCK_ROWS 1024u
-#define MW_QUEUE_MAX 6 /* blocks waiting for the writer thread (back-pressure beyond) */
-
-/* ---- writing blocks ------------------------------------------------------------------------------- */
-
+#define MW_QUEUE_MAX 16 /* blocks waiting for the writer thread (back-pressure beyond) */
+#define MW_BATCH 6      /* blocks that wake the writer thread */
+#define MW_PAGE_SIZE 8192 /* bytes; larger pages make the files' scans cheaper, not the writes */
 
 static wi_rc sql_fail(sqlite3 *db, wi_err *err, const char *what) {
   return wi_fail(err, WI_EIO, "mfir: %s: %s", what, db ? sqlite3_errmsg(db) : "cannot open");
 }
 
-/* ---- the block as a virtual table --------------------------------------------------------------
- * An eponymous table `mfir_block(c0 .. c30)` whose rows are the rows of w->vt_block; columns past
- * the block's table width read as NULL. */
-
-typedef struct vt_tab {
-  sqlite3_vtab base;
-  mfir_writer *w;
-} vt_tab;
-
-typedef struct vt_cur {
-  sqlite3_vtab_cursor base;
-  uint32_t row;
-} vt_cur;
-
-static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out, char **err) {
-  (void)argc;
-  (void)argv;
-  (void)err;
-  char sql[512];
-  size_t p = (size_t)snprintf(sql, sizeof sql, "CREATE TABLE x(c0");
-  for (int i = 1; i < FC_NUM; i++) p += (size_t)snprintf(sql + p, sizeof sql - p, ",c%d", i);
-  snprintf(sql + p, sizeof sql - p, ")");
-  int rc = sqlite3_declare_vtab(db, sql);
-  if (rc != SQLITE_OK) return rc;
-  vt_tab *t = sqlite3_malloc(sizeof *t);
-  if (!t) return SQLITE_NOMEM;
-  memset(t, 0, sizeof *t);
-  t->w = aux;
-  *out = &t->base;
-  return SQLITE_OK;
+static void mw_fail(mfir_writer *w, const char *msg) {
+  if (w->failed) return;
+  w->failed = true;
+  snprintf(w->errmsg, sizeof w->errmsg, "%s", msg);
 }
 
-static int vt_best_index(sqlite3_vtab *t, sqlite3_index_info *ii) {
-  (void)t;
-  ii->estimatedCost = 1e6;
-  ii->estimatedRows = MW_BLOCK_ROWS;
-  return SQLITE_OK;
-}
+/* ---- writing blocks ------------------------------------------------------------------------------- */
 
-static int vt_disconnect(sqlite3_vtab *t) {
-  sqlite3_free(t);
-  return SQLITE_OK;
-}
-
-static int vt_open(sqlite3_vtab *t, sqlite3_vtab_cursor **out) {
-  (void)t;
-  vt_cur *c = sqlite3_malloc(sizeof *c);
-  if (!c) return SQLITE_NOMEM;
-  memset(c, 0, sizeof *c);
-  *out = &c->base;
-  return SQLITE_OK;
-}
-
-static int vt_close(sqlite3_vtab_cursor *c) {
-  sqlite3_free(c);
-  return SQLITE_OK;
-}
-
-static int vt_filter(sqlite3_vtab_cursor *c, int idx, const char *s, int argc, sqlite3_value **argv) {
-  (void)idx;
-  (void)s;
-  (void)argc;
-  (void)argv;
-  ((vt_cur *)c)->row = 0;
-  return SQLITE_OK;
-}
-
-static int vt_next(sqlite3_vtab_cursor *c) {
-  ((vt_cur *)c)->row++;
-  return SQLITE_OK;
-}
-
-static int vt_eof(sqlite3_vtab_cursor *c) {
-  const mw_block *b = ((vt_tab *)c->pVtab)->w->vt_block;
-  return !b || ((vt_cur *)c)->row >= b->n;
-}
-
-static int vt_column(sqlite3_vtab_cursor *c, sqlite3_context *ctx, int col) {
-  const mw_block *b = ((vt_tab *)c->pVtab)->w->vt_block;
-  int nc = mw_tables[b->table].ncols;
-  int64_t v = col < nc ? b->v[(size_t)((vt_cur *)c)->row * (size_t)nc + (size_t)col] : MW_NULL;
-  if (v == MW_NULL) sqlite3_result_null(ctx);
-  else sqlite3_result_int64(ctx, v);
-  return SQLITE_OK;
-}
-
-static int vt_rowid(sqlite3_vtab_cursor *c, sqlite3_int64 *out) {
-  *out = ((vt_cur *)c)->row;
-  return SQLITE_OK;
-}
-
-static const sqlite3_module vt_module = {
-  .iVersion = 1,
-  .xCreate = NULL, /* eponymous only: never stored in the file */
-  .xConnect = vt_connect,
-  .xBestIndex = vt_best_index,
-  .xDisconnect = vt_disconnect,
-  .xOpen = vt_open,
-  .xClose = vt_close,
-  .xFilter = vt_filter,
-  .xNext = vt_next,
-  .xEof = vt_eof,
-  .xColumn = vt_column,
-  .xRowid = vt_rowid,
-};
-
-static wi_rc prepare_insert(mfir_writer *w, int t, wi_err *err) {
-  const mw_table *tb = &mw_tables[t];
-  char sql[512];
-  size_t p = (size_t)snprintf(sql, sizeof sql, "INSERT INTO %s SELECT c0", tb->name);
-  for (int c = 1; c < tb->ncols; c++) p += (size_t)snprintf(sql + p, sizeof sql - p, ",c%d", c);
-  snprintf(sql + p, sizeof sql - p, " FROM mfir_block");
-  if (sqlite3_prepare_v3(w->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &w->insert[t], NULL) != SQLITE_OK)
-    return sql_fail(w->db, err, "preparing the bulk insert");
-  return WI_OK;
-}
-
-/* Insert one block (writer thread or inline). Errors are kept in w->rc / w->errmsg. */
+/* Encode one block into its table's pages (writer thread or inline); rows the page writer cannot
+ * place are kept for SQLite. */
 static void write_block(mfir_writer *w, const mw_block *b) {
-  if (w->rc != SQLITE_OK || w->discard || !b->n) return;
-  sqlite3_stmt *st = w->insert[b->table];
-  w->vt_block = b;
-  int rc = sqlite3_step(st);
-  sqlite3_reset(st);
-  w->vt_block = NULL;
-  if (rc != SQLITE_DONE) {
-    w->rc = rc;
-    snprintf(w->errmsg, sizeof w->errmsg, "inserting into %s: %s", mw_tables[b->table].name, sqlite3_errmsg(w->db));
+  if (w->failed || w->discard || !b->n) return;
+  const mw_table *tb = &mw_tables[b->table];
+  bt_tree *t = &w->tree[b->table];
+  for (uint32_t i = 0; i < b->n; i++) {
+    const int64_t *v = b->v + (size_t)i * (size_t)tb->ncols;
+    int64_t key = tb->key_col >= 0 ? v[tb->key_col] : (int64_t)++w->next_rowid[b->table];
+    if (bt_append(t, key, v, tb->ncols, tb->key_col)) continue;
+    VEC_RESERVE(w->deferred[b->table], w->deferred[b->table].n + (size_t)tb->ncols);
+    memcpy(w->deferred[b->table].a + w->deferred[b->table].n, v, (size_t)tb->ncols * sizeof *v);
+    w->deferred[b->table].n += (size_t)tb->ncols;
   }
+  if (w->bf.failed) mw_fail(w, w->bf.errmsg);
 }
 
+/* The writer thread: sleeps until MW_BATCH blocks are queued (fewer wake-ups), takes them all,
+ * writes them, gives them back; wakes the producer only when it waits for room. */
 static void *writer_main(void *arg) {
   mfir_writer *w = arg;
   pthread_mutex_lock(&w->mu);
   for (;;) {
-    while (!w->qhead && !w->stop) pthread_cond_wait(&w->cv, &w->mu);
-    mw_block *b = w->qhead;
-    if (!b) break; /* stop with an empty queue */
-    w->qhead = b->next;
-    if (!w->qhead) w->qtail = NULL;
+    while (w->queued < MW_BATCH && !w->stop) {
+      w->sleeping = true;
+      pthread_cond_wait(&w->cv, &w->mu);
+      w->sleeping = false;
+    }
+    mw_block *list = w->qhead;
+    if (!list) break; /* stop with an empty queue */
+    w->qhead = w->qtail = NULL;
     pthread_mutex_unlock(&w->mu);
-    write_block(w, b);
+    mw_block *last = NULL;
+    int n = 0;
+    for (mw_block *b = list; b; b = b->next, n++) {
+      write_block(w, b);
+      last = b;
+    }
     pthread_mutex_lock(&w->mu);
-    b->next = w->freel;
-    w->freel = b;
-    w->queued--;
-    pthread_cond_broadcast(&w->cv);
+    last->next = w->freel;
+    w->freel = list;
+    w->queued -= n;
+    if (w->waiting) pthread_cond_signal(&w->room);
   }
   pthread_mutex_unlock(&w->mu);
   return NULL;
@@ -317,19 +228,22 @@ static void submit(mfir_writer *w, mw_block *b) {
     return;
   }
   pthread_mutex_lock(&w->mu);
-  while (w->queued >= MW_QUEUE_MAX) pthread_cond_wait(&w->cv, &w->mu);
+  while (w->queued >= MW_QUEUE_MAX) {
+    w->waiting = true;
+    pthread_cond_wait(&w->room, &w->mu);
+    w->waiting = false;
+  }
   if (w->qtail) w->qtail->next = b;
   else w->qhead = b;
   w->qtail = b;
   w->queued++;
-  pthread_cond_broadcast(&w->cv);
+  if (w->sleeping && w->queued >= MW_BATCH) pthread_cond_signal(&w->cv);
   pthread_mutex_unlock(&w->mu);
 }
 
-int64_t *mw_row_slow(mfir_writer *w, int table) {
+mw_block *mw_next_block(mfir_writer *w, int table) {
   if (w->cur[table]) submit(w, w->cur[table]);
-  w->cur[table] = new_block(w, table);
-  return mw_row(w, table);
+  return w->cur[table] = new_block(w, table);
 }
 
 wi_rc mw_exec(mfir_writer *w, const char *sql, wi_err *err) {
@@ -342,41 +256,114 @@ wi_rc mw_exec(mfir_writer *w, const char *sql, wi_err *err) {
   return WI_OK;
 }
 
-wi_rc mw_open(mfir_writer *w, const char *path, bool threaded, wi_err *err) {
-  memset(w, 0, sizeof *w);
-  unlink(path);
-  /* One connection used by one thread at a time: no connection mutex needed. */
-  if (sqlite3_open_v2(path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
-      SQLITE_OK) {
-    wi_rc rc = wi_fail(err, WI_EIO, "mfir: cannot create %s: %s", path, w->db ? sqlite3_errmsg(w->db) : "?");
+/* Open w->path with SQLite: a private temporary renamed into place when complete, so no journal
+ * and no syncs. One connection used by one thread at a time: no connection mutex. */
+static wi_rc sql_open(mfir_writer *w, int flags, wi_err *err) {
+  if (sqlite3_open_v2(w->path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | flags, NULL) != SQLITE_OK) {
+    wi_rc rc = wi_fail(err, WI_EIO, "mfir: cannot open %s: %s", w->path, w->db ? sqlite3_errmsg(w->db) : "?");
     sqlite3_close(w->db);
     w->db = NULL;
     return rc;
   }
-  /* A private temporary file renamed into place when complete: no journal, no syncs. */
-  if (mw_exec(w, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE;"
-                 "PRAGMA cache_size=-65536; PRAGMA temp_store=MEMORY;", err))
-    return err->rc;
+  return mw_exec(w,
+                 "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE;"
+                 "PRAGMA cache_size=-65536; PRAGMA temp_store=MEMORY;",
+                 err);
+}
+
+wi_rc mw_open(mfir_writer *w, const char *path, bool threaded, wi_err *err) {
+  memset(w, 0, sizeof *w);
+  w->path = xstrdup(path);
+  unlink(path);
+  if (sql_open(w, SQLITE_OPEN_CREATE, err)) return err->rc;
+  char pragma[96];
+  snprintf(pragma, sizeof pragma, "PRAGMA page_size=%d; PRAGMA auto_vacuum=NONE;", MW_PAGE_SIZE);
+  if (mw_exec(w, pragma, err)) return err->rc;
   for (int t = 0; t < MT_NUM; t++)
     if (mw_exec(w, mw_tables[t].create, err)) return err->rc;
   if (mw_exec(w, static_schema, err)) return err->rc;
-  if (mw_exec(w, "BEGIN", err)) return err->rc;
-  if (sqlite3_create_module_v2(w->db, "mfir_block", &vt_module, w, NULL) != SQLITE_OK)
-    return sql_fail(w->db, err, "registering the block table");
-  for (int t = 0; t < MT_NUM; t++)
-    if (prepare_insert(w, t, err)) return err->rc;
+  /* The root pages of the bulk tables, then SQLite lets go of the file. */
+  uint32_t root[MT_NUM] = {0};
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(w->db, "SELECT rootpage FROM sqlite_schema WHERE type = 'table' AND name = ?", -1, &st,
+                         NULL) != SQLITE_OK)
+    return sql_fail(w->db, err, "reading the schema");
+  for (int t = 0; t < MT_NUM; t++) {
+    sqlite3_bind_text(st, 1, mw_tables[t].name, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW) root[t] = (uint32_t)sqlite3_column_int64(st, 0);
+    sqlite3_reset(st);
+    if (!root[t]) {
+      sqlite3_finalize(st);
+      return wi_fail(err, WI_EIO, "mfir: %s: no root page for table %s", path, mw_tables[t].name);
+    }
+  }
+  sqlite3_finalize(st);
+  if (sqlite3_close(w->db) != SQLITE_OK) return sql_fail(w->db, err, "closing after the schema");
+  w->db = NULL;
+  if (bt_open(&w->bf, path, err)) return err->rc;
+  for (int t = 0; t < MT_NUM; t++) bt_tree_init(&w->tree[t], &w->bf, root[t], mw_tables[t].dir);
+  w->trees = true;
   w->threaded = threaded;
   if (threaded) {
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
+    pthread_cond_init(&w->room, NULL);
     if (pthread_create(&w->th, NULL, writer_main, w) != 0) {
       /* No thread: write inline. */
       pthread_mutex_destroy(&w->mu);
       pthread_cond_destroy(&w->cv);
+      pthread_cond_destroy(&w->room);
       w->threaded = false;
     } else {
       w->started = true;
     }
+  }
+  return WI_OK;
+}
+
+/* Stop the writer thread once its queue is empty. */
+static void stop_thread(mfir_writer *w) {
+  if (!w->started) return;
+  pthread_mutex_lock(&w->mu);
+  w->stop = true;
+  pthread_cond_signal(&w->cv);
+  pthread_mutex_unlock(&w->mu);
+  pthread_join(w->th, NULL);
+  pthread_mutex_destroy(&w->mu);
+  pthread_cond_destroy(&w->cv);
+  pthread_cond_destroy(&w->room);
+  w->started = false;
+  w->threaded = false;
+}
+
+/* Insert the rows the page writer left, through SQLite (w->db open, in the transaction). A table
+ * without a key column gives them new rowids. */
+static wi_rc insert_deferred(mfir_writer *w, wi_err *err) {
+  for (int t = 0; t < MT_NUM; t++) {
+    if (!w->deferred[t].n) continue;
+    const mw_table *tb = &mw_tables[t];
+    char sql[1024];
+    size_t p = (size_t)snprintf(sql, sizeof sql, "INSERT INTO %s(%s) VALUES(?", tb->name, tb->cols);
+    for (int c = 1; c < tb->ncols; c++) p += (size_t)snprintf(sql + p, sizeof sql - p, ",?");
+    snprintf(sql + p, sizeof sql - p, ")");
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(w->db, sql, -1, &st, NULL) != SQLITE_OK) return sql_fail(w->db, err, "preparing an insert");
+    wi_rc rc = WI_OK;
+    for (size_t i = 0; i + (size_t)tb->ncols <= w->deferred[t].n && !rc; i += (size_t)tb->ncols) {
+      const int64_t *v = w->deferred[t].a + i;
+      for (int c = 0; c < tb->ncols; c++) {
+        if (v[c] == MW_NULL) sqlite3_bind_null(st, c + 1);
+        else sqlite3_bind_int64(st, c + 1, v[c]);
+      }
+      if (sqlite3_step(st) != SQLITE_DONE) {
+        char what[64];
+        snprintf(what, sizeof what, "inserting into %s", tb->name);
+        rc = sql_fail(w->db, err, what);
+      }
+      sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    if (rc) return rc;
   }
   return WI_OK;
 }
@@ -390,37 +377,45 @@ wi_rc mw_drain(mfir_writer *w, wi_err *err) {
     }
     w->cur[t] = NULL;
   }
-  if (w->started) {
-    pthread_mutex_lock(&w->mu);
-    w->stop = true;
-    pthread_cond_broadcast(&w->cv);
-    pthread_mutex_unlock(&w->mu);
-    pthread_join(w->th, NULL);
-    pthread_mutex_destroy(&w->mu);
-    pthread_cond_destroy(&w->cv);
-    w->started = false;
-    w->threaded = false;
+  stop_thread(w);
+  if (w->failed) return wi_fail(err, WI_EIO, "mfir: %s", w->errmsg);
+  if (w->trees) {
+    wi_rc rc = WI_OK;
+    for (int t = 0; t < MT_NUM && !rc; t++) rc = bt_tree_finish(&w->tree[t]) ? WI_EIO : WI_OK;
+    if (rc) rc = wi_fail(err, WI_EIO, "mfir: %s", w->bf.errmsg);
+    else rc = bt_close(&w->bf, err);
+    for (int t = 0; t < MT_NUM; t++) bt_tree_free(&w->tree[t]);
+    w->trees = false;
+    if (rc) return rc;
   }
-  if (w->rc != SQLITE_OK) return wi_fail(err, WI_EIO, "mfir: %s", w->errmsg);
-  return WI_OK;
+  if (sql_open(w, 0, err) || mw_exec(w, "BEGIN", err)) return err->rc;
+  return insert_deferred(w, err);
 }
 
 void mw_close(mfir_writer *w) {
-  if (w->started) {
-    wi_err e;
-    mw_drain(w, &e);
+  stop_thread(w);
+  if (w->trees) {
+    for (int t = 0; t < MT_NUM; t++) bt_tree_free(&w->tree[t]);
+    bt_discard(&w->bf);
+    w->trees = false;
   }
   for (int t = 0; t < MT_NUM; t++) {
-    sqlite3_finalize(w->insert[t]);
-    w->insert[t] = NULL;
     free(w->cur[t]);
     w->cur[t] = NULL;
+    VEC_FREE(w->deferred[t]);
   }
   while (w->freel) {
     mw_block *b = w->freel;
     w->freel = b->next;
     free(b);
   }
+  while (w->qhead) {
+    mw_block *b = w->qhead;
+    w->qhead = b->next;
+    free(b);
+  }
   if (w->db) sqlite3_close(w->db);
   w->db = NULL;
+  free(w->path);
+  w->path = NULL;
 }

@@ -354,7 +354,7 @@ static wi_rc parse_match(const cfg_val *v, const char *kind, bool allow_class, r
   } else if (!strcmp(given, "index")) {
     m->kind = RPM_INDEX;
     if (x->kind == CV_NUM) {
-      int64_t i;
+      int64_t i = 0;
       rc = get_int(x, kind, "index", 0, 9.0e15, &i, err);
       m->lo = (uint64_t)i;
       m->hi = m->lo + 1;
@@ -435,7 +435,7 @@ static wi_rc parse_ras(const cfg_val *v, rp_interv *iv, wi_err *err) {
   cfg_val *bp = edit_section(iv->edit, "bpred");
   const cfg_val *d = cv_get(v, "depth"), *r = cv_get(v, "repair");
   if (d) {
-    int64_t n;
+    int64_t n = 0;
     wi_rc rc = get_int(d, "ras", "depth", 1, 1024, &n, err);
     if (rc) return rc;
     cv_set(bp, "ras_depth", cv_num((double)n));
@@ -474,7 +474,7 @@ static wi_rc parse_wrong_path(const cfg_val *v, rp_interv *iv, wi_err *err) {
   cfg_val *fe = edit_section(iv->edit, "frontend");
   cv_set(fe, "wrong_path", cv_str(pol[policy]));
   if (cap) {
-    int64_t n;
+    int64_t n = 0;
     wi_rc rc = get_int(cap, "wrong_path", "cap", 1, 100000, &n, err);
     if (rc) return rc;
     cv_set(fe, "wrong_path_cap", cv_num((double)n));
@@ -486,7 +486,7 @@ static wi_rc parse_wrong_path(const cfg_val *v, rp_interv *iv, wi_err *err) {
   for (int i = 0; i < 4; i++) {
     const cfg_val *x = cv_get(v, ck[i]);
     if (!x) continue;
-    int64_t n;
+    int64_t n = 0;
     wi_rc rc = get_int(x, "wrong_path", ck[i], cmin[i], cmax[i], &n, err);
     if (rc) return rc;
     cv_set(edit_section(iv->edit, "bpred"), ck[i], cv_num((double)n));
@@ -499,7 +499,7 @@ static wi_rc parse_port(const cfg_val *v, rp_interv *iv, wi_err *err) {
   iv->port = -1;
   iv->add = 1;
   if (add) {
-    int64_t n;
+    int64_t n = 0;
     wi_rc rc = get_int(add, "port", "add", 1, OOO_MAX_PORTS - 1, &n, err);
     if (rc) return rc;
     iv->add = (uint32_t)n;
@@ -563,7 +563,7 @@ static wi_rc parse_resize(const cfg_val *v, rp_interv *iv, wi_err *err) {
     const rs_field *r = &k_resize[i];
     const cfg_val *x = cv_get(v, r->name);
     if (!x) continue;
-    int64_t n;
+    int64_t n = 0;
     if ((rc = get_int(x, "resize", r->name, r->min, 1 << 30, &n, err))) return rc;
     cfg_val *s = edit_section(iv->edit, r->section);
     if (r->sub) s = edit_section(s, r->sub);
@@ -645,7 +645,7 @@ wi_rc rp_interv_parse(const cfg_val *v, rp_interv *out, wi_err *err) {
       rc = wi_fail(err, WI_EINVAL, "latency{...}: give exactly one of add = cycles or set = cycles");
       break;
     }
-    int64_t n;
+    int64_t n = 0;
     if (add) rc = get_int(add, kn, "add", -10000, 10000, &n, err);
     else rc = get_int(set, kn, "set", 0, 10000, &n, err);
     if (rc) break;

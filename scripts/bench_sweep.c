@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 #include "interv.h"
@@ -26,11 +27,19 @@ static wi_rc bs_store(void *ctx, size_t i, const rp_result *r, wi_err *err) {
   return WI_OK;
 }
 
+/* CPU seconds used by the whole process so far (all threads). */
+static double cpu_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 typedef struct bs_case {
   const char *name;
   unsigned threads;
   bool ckpt;
   double seconds;
+  double cpu;         /* CPU seconds of all threads */
   uint64_t *cycles, *start;
 } bs_case;
 
@@ -95,10 +104,10 @@ int bench_sweep(int argc, char **argv) {
   rp_plan **plans = xcalloc(n ? n : 1, sizeof *plans);
   int status = 0;
   bs_case cases[4] = {
-    {"checkpoints, 1 thread", 1, true, 0, NULL, NULL},
-    {"full replays, 1 thread", 1, false, 0, NULL, NULL},
-    {"checkpoints, N threads", (unsigned)threads, true, 0, NULL, NULL},
-    {"full replays, N threads", (unsigned)threads, false, 0, NULL, NULL},
+    {"checkpoints, 1 thread", 1, true, 0, 0, NULL, NULL},
+    {"full replays, 1 thread", 1, false, 0, 0, NULL, NULL},
+    {"checkpoints, N threads", (unsigned)threads, true, 0, 0, NULL, NULL},
+    {"full replays, N threads", (unsigned)threads, false, 0, 0, NULL, NULL},
   };
   size_t ncase = threads > 1 ? 4 : 2;
   if (!b) goto fail;
@@ -113,9 +122,10 @@ int bench_sweep(int argc, char **argv) {
     c->start = xcalloc(n ? n : 1, sizeof *c->start);
     bs_ctx ctx = {c->cycles, c->start};
     rp_sweep_opts so = {c->threads, !c->ckpt, c->name};
-    double s0 = wi_now();
+    double s0 = wi_now(), c0 = cpu_now();
     if (rp_sweep(b, plans, n, &so, bs_store, &ctx, &err)) goto fail;
     c->seconds = wi_now() - s0;
+    c->cpu = cpu_now() - c0;
   }
   bool same = true;
   for (size_t k = 1; k < ncase; k++)
@@ -144,6 +154,7 @@ int bench_sweep(int argc, char **argv) {
       jw_kuint(&w, "threads", cases[k].threads);
       jw_kbool(&w, "checkpoints", cases[k].ckpt);
       jw_knum(&w, "seconds", cases[k].seconds);
+      jw_knum(&w, "cpu_seconds", cases[k].cpu);
       jw_knum(&w, "replays_per_s", cases[k].seconds > 0 ? (double)n / cases[k].seconds : 0.0);
       jw_obj_end(&w);
     }
@@ -158,11 +169,14 @@ int bench_sweep(int argc, char **argv) {
            (unsigned long long)(rp_base_n_snaps(b) ? rp_base_snap_commit(b, 0) : 0));
     printf("median start %llu instructions (%.0f%% of the trace skipped by checkpoints)\n\n",
            (unsigned long long)median_start, insns ? 100.0 * (double)median_start / (double)insns : 0.0);
-    printf("  %-24s %8s %10s %12s %9s\n", "case", "threads", "seconds", "replays/s", "speedup");
+    printf("  %-14s %8s %10s %12s %9s %10s %9s\n", "case", "threads", "seconds", "replays/s", "speedup",
+           "CPU s", "CPU/wall");
     for (size_t k = 0; k < ncase; k++)
-      printf("  %-24s %8u %10.2f %12.3f %8.2fx\n", k < 2 ? cases[k].name : (cases[k].ckpt ? "checkpoints" : "full replays"),
+      printf("  %-14s %8u %10.2f %12.3f %8.2fx %10.2f %9.2f\n", cases[k].ckpt ? "checkpoints" : "full replays",
              cases[k].threads, cases[k].seconds, cases[k].seconds > 0 ? (double)n / cases[k].seconds : 0.0,
-             cases[k].seconds > 0 ? cases[1].seconds / cases[k].seconds : 0.0);
+             cases[k].seconds > 0 ? cases[1].seconds / cases[k].seconds : 0.0, cases[k].cpu,
+             cases[k].seconds > 0 ? cases[k].cpu / cases[k].seconds : 0.0);
+    printf("  (speedup: wall time against full replays on 1 thread; CPU/wall: cores busy on average)\n");
     printf("\nidentical cycles in every case: %s\n", same ? "yes" : "NO");
   }
   if (!same) status = EXIT_CHECK;

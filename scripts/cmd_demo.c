@@ -51,8 +51,8 @@ static const demo_wl k_wls[] = {
   {"fma_chain", "150", "600"},
   {"ptrchase", "16384 60000", "65536 200000"},
   {"branchy", "1 65536", "4 65536"},
-  {"ports", "12000", "50000"},
-  {"recursion", "600 4096", "1000 16384"},
+  {"ports", "40000", "160000"},
+  {"recursion", "1500 64", "6000 64"},
 };
 #define N_WL (sizeof k_wls / sizeof k_wls[0])
 

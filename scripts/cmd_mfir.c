@@ -12,7 +12,7 @@
 static void usage(FILE *f) {
   fprintf(f,
           "usage: whatif mfir TRACE -o OUT.db [--window START:COUNT] [--uarch NAME|FILE] [--set LUA-TABLE]\n"
-          "                   [--margin N] [--no-mem-hits] [--wrong-dispatched] [--no-thread] [--dry-run]\n"
+          "                   [--margin N] [--mem-hits] [--wrong-dispatched] [--no-thread] [--dry-run]\n"
           "                   [--json]\n"
           "  Replay TRACE (or the COUNT instructions from model index START) with the MFIR observer and\n"
           "  write flows, binding edges, memory transactions, squashes, slot records, static PCs and\n"
@@ -21,7 +21,9 @@ static void usage(FILE *f) {
           "  --uarch        machine configuration (bundled name or .lua file; default golden_cove)\n"
           "  --set          overrides, e.g. --set '{core = {rob = 256}}'\n"
           "  --margin N     instructions observed before START so edges into the window resolve (4096)\n"
-          "  --no-mem-hits  do not store first-level cache hits as memory transactions (smaller file)\n"
+          "  --mem-hits     also store first-level cache hits as memory transactions (by default only\n"
+          "                 misses, prefetches and write-backs: hits are most of the rows and no edge\n"
+          "                 leads to them)\n"
           "  --wrong-dispatched  store only wrong-path flows that were dispatched (branchy code fetches\n"
           "                 several wrong-path instructions per instruction; the rest stay counted in\n"
           "                 the squash groups)\n"
@@ -53,6 +55,7 @@ int cmd_mfir(int argc, char **argv) {
   memset(&o, 0, sizeof o);
   o.count = UINT64_MAX;
   o.threaded = true;
+  o.no_mem_hits = true;
   bool json = false;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -61,8 +64,10 @@ int cmd_mfir(int argc, char **argv) {
       return 0;
     } else if (!strcmp(a, "--json")) {
       json = true;
-    } else if (!strcmp(a, "--no-mem-hits")) {
+    } else if (!strcmp(a, "--no-mem-hits")) { /* the default; kept for old command lines */
       o.no_mem_hits = true;
+    } else if (!strcmp(a, "--mem-hits")) {
+      o.no_mem_hits = false;
     } else if (!strcmp(a, "--wrong-dispatched")) {
       o.wrong_dispatched = true;
     } else if (!strcmp(a, "--no-thread")) {

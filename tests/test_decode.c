@@ -121,15 +121,36 @@ static const dec_row k_rows[] = {
     {"vcomiss xmm0, dword ptr [rdi]", "c5 f8 2f 07", IC_FP_ADD, BR_NONE, "v0", "rdi", "flags", "R4", DF_VEX | DF_FP, 16, 0},
     {"comisd xmm1, qword ptr [rsi]", "66 0f 2f 0e", IC_FP_ADD, BR_NONE, "v1", "rsi", "flags", "R8", DF_FP, 16, 0},
     {"vpshufb ymm0, ymm1, ymm2", "c4 e2 75 00 c2", IC_SHUFFLE, BR_NONE, "v1,v2", "", "v0", "", DF_VEX | DF_WIDE, 32, 0},
-    {"vpermd ymm0, ymm1, ymm2", "c4 e2 75 36 c2", IC_SHUFFLE, BR_NONE, "v1,v2", "", "v0", "", DF_VEX | DF_WIDE, 32, 0},
-    {"vperm2i128 ymm0, ymm1, ymm2, 0x21", "c4 e3 75 46 c2 21", IC_SHUFFLE, BR_NONE, "v1,v2", "", "v0", "", DF_VEX | DF_WIDE, 32, 0},
+    {"vpermd ymm0, ymm1, ymm2", "c4 e2 75 36 c2", IC_PERMUTE, BR_NONE, "v1,v2", "", "v0", "", DF_VEX | DF_WIDE, 32, 0},
+    {"vperm2i128 ymm0, ymm1, ymm2, 0x21", "c4 e3 75 46 c2 21", IC_PERMUTE, BR_NONE, "v1,v2", "", "v0", "", DF_VEX | DF_WIDE, 32, 0},
     {"punpcklqdq xmm0, xmm1", "66 0f 6c c1", IC_SHUFFLE, BR_NONE, "v0,v1", "", "v0", "", 0, 16, 0},
-    {"vpbroadcastb ymm0, xmm1", "c4 e2 7d 78 c1", IC_SHUFFLE, BR_NONE, "v1", "", "v0", "", DF_VEX | DF_WIDE, 32, 0},
+    {"vpbroadcastb ymm0, xmm1", "c4 e2 7d 78 c1", IC_PERMUTE, BR_NONE, "v1", "", "v0", "", DF_VEX | DF_WIDE, 32, 0},
     {"vpbroadcastd ymm0, dword ptr [rdi]", "c4 e2 7d 58 07", IC_LOAD, BR_NONE, "", "rdi", "v0", "R4", DF_VEX | DF_WIDE, 32, 0},
     {"vbroadcastss ymm0, dword ptr [rdi]", "c4 e2 7d 18 07", IC_LOAD, BR_NONE, "", "rdi", "v0", "R4", DF_VEX | DF_FP | DF_WIDE, 32, 0},
-    {"vinserti128 ymm0, ymm1, xmmword ptr [rdi], 1", "c4 e3 75 38 07 01", IC_SHUFFLE, BR_NONE, "v1", "rdi", "v0", "R16", DF_VEX | DF_WIDE, 32, 0},
-    {"vextracti128 xmm1, ymm0, 1", "c4 e3 7d 39 c1 01", IC_SHUFFLE, BR_NONE, "v0", "", "v1", "", DF_VEX | DF_WIDE, 32, 0},
+    {"vinserti128 ymm0, ymm1, xmmword ptr [rdi], 1", "c4 e3 75 38 07 01", IC_VEC_ALU, BR_NONE, "v1", "rdi", "v0", "R16", DF_VEX | DF_WIDE, 32, 0},
+    {"vextracti128 xmm1, ymm0, 1", "c4 e3 7d 39 c1 01", IC_PERMUTE, BR_NONE, "v0", "", "v1", "", DF_VEX | DF_WIDE, 32, 0},
     {"vextracti128 xmmword ptr [rdi], ymm0, 1", "c4 e3 7d 39 07 01", IC_STORE, BR_NONE, "v0", "rdi", "", "W16", DF_VEX | DF_WIDE, 32, 0},
+    /* Cross-lane shuffles (IC_PERMUTE, port 5 only on Golden Cove) against in-lane ones
+     * (IC_SHUFFLE, ports 1 and 5): broadcasts and vpmovzx/sx cross lanes only into a ymm. */
+    {"vpermq ymm0, ymm1, 0x1b", "c4 e3 fd 00 c1 1b", IC_PERMUTE, BR_NONE, "v1", "", "v0", "", DF_VEX | DF_WIDE, 32, 0},
+    {"vpermps ymm0, ymm1, ymm2", "c4 e2 75 16 c2", IC_PERMUTE, BR_NONE, "v1,v2", "", "v0", "", DF_VEX | DF_FP | DF_WIDE, 32, 0},
+    {"vpermd ymm0, ymm1, ymmword ptr [rdi]", "c4 e2 75 36 07", IC_PERMUTE, BR_NONE, "v1", "rdi", "v0", "R32", DF_VEX | DF_WIDE, 32, 0},
+    {"vperm2f128 ymm0, ymm1, ymm2, 0x21", "c4 e3 75 06 c2 21", IC_PERMUTE, BR_NONE, "v1,v2", "", "v0", "", DF_VEX | DF_FP | DF_WIDE, 32, 0},
+    {"vinserti128 ymm0, ymm1, xmm2, 1", "c4 e3 75 38 c2 01", IC_PERMUTE, BR_NONE, "v1,v2", "", "v0", "", DF_VEX | DF_WIDE, 32, 0},
+    {"vinsertf128 ymm0, ymm1, xmmword ptr [rdi], 1", "c4 e3 75 18 07 01", IC_VEC_ALU, BR_NONE, "v1", "rdi", "v0", "R16", DF_VEX | DF_FP | DF_WIDE, 32, 0},
+    {"vextractf128 xmm1, ymm0, 1", "c4 e3 7d 19 c1 01", IC_PERMUTE, BR_NONE, "v0", "", "v1", "", DF_VEX | DF_FP | DF_WIDE, 32, 0},
+    {"vpbroadcastd ymm0, xmm1", "c4 e2 7d 58 c1", IC_PERMUTE, BR_NONE, "v1", "", "v0", "", DF_VEX | DF_WIDE, 32, 0},
+    {"vpbroadcastd xmm0, xmm1", "c4 e2 79 58 c1", IC_SHUFFLE, BR_NONE, "v1", "", "v0", "", DF_VEX, 16, 0},
+    {"vbroadcastss ymm0, xmm1", "c4 e2 7d 18 c1", IC_PERMUTE, BR_NONE, "v1", "", "v0", "", DF_VEX | DF_FP | DF_WIDE, 32, 0},
+    {"vpmovzxbw ymm0, xmm1", "c4 e2 7d 30 c1", IC_PERMUTE, BR_NONE, "v1", "", "v0", "", DF_VEX | DF_WIDE, 32, 0},
+    {"vpmovzxbw ymm0, xmmword ptr [rdi]", "c4 e2 7d 30 07", IC_PERMUTE, BR_NONE, "", "rdi", "v0", "R16", DF_VEX | DF_WIDE, 32, 0},
+    {"vpmovsxdq ymm0, xmm1", "c4 e2 7d 25 c1", IC_PERMUTE, BR_NONE, "v1", "", "v0", "", DF_VEX | DF_WIDE, 32, 0},
+    {"vpmovzxbw xmm0, xmm1", "c4 e2 79 30 c1", IC_SHUFFLE, BR_NONE, "v1", "", "v0", "", DF_VEX, 16, 0},
+    {"pmovzxbw xmm0, xmm1", "66 0f 38 30 c1", IC_SHUFFLE, BR_NONE, "v1", "", "v0", "", 0, 16, 0},
+    {"vpermilps ymm0, ymm1, 0x1b", "c4 e3 7d 04 c1 1b", IC_SHUFFLE, BR_NONE, "v1", "", "v0", "", DF_VEX | DF_FP | DF_WIDE, 32, 0},
+    {"vpalignr ymm0, ymm1, ymm2, 3", "c4 e3 75 0f c2 03", IC_SHUFFLE, BR_NONE, "v1,v2", "", "v0", "", DF_VEX | DF_WIDE, 32, 0},
+    {"vpunpcklbw ymm0, ymm1, ymm2", "c5 f5 60 c2", IC_SHUFFLE, BR_NONE, "v1,v2", "", "v0", "", DF_VEX | DF_WIDE, 32, 0},
+    {"vpshufd ymm0, ymm1, 0x1b", "c5 fd 70 c1 1b", IC_SHUFFLE, BR_NONE, "v1", "", "v0", "", DF_VEX | DF_WIDE, 32, 0},
     {"vpgatherdd ymm0, [rdi+ymm1*4], ymm2", "c4 e2 6d 90 04 8f", IC_GATHER, BR_NONE, "v0,v2", "rdi,v1", "v0,v2", "R4", DF_VEX | DF_WIDE, 32, 0},
     {"vgatherdpd ymm0, [rdi+xmm1*8], ymm2", "c4 e2 ed 92 04 cf", IC_GATHER, BR_NONE, "v0,v2", "rdi,v1", "v0,v2", "R8", DF_VEX | DF_FP | DF_WIDE, 32, 0},
     {"vmovdqu ymmword ptr [rdi], ymm0", "c5 fe 7f 07", IC_STORE, BR_NONE, "v0", "rdi", "", "W32", DF_VEX | DF_WIDE, 32, 0},
@@ -429,6 +450,8 @@ static void test_names(void **state) {
   }
   assert_string_equal(insn_class_name(IC_VEC_ALU), "vec_alu");
   assert_string_equal(insn_class_name(IC_FMA), "fma");
+  assert_string_equal(insn_class_name(IC_PERMUTE), "permute");
+  assert_int_equal(insn_class_from_name("shuffle"), IC_SHUFFLE);
   assert_string_equal(insn_class_name(IC_NUM), "?");
   assert_int_equal(insn_class_from_name("nonsense"), -1);
   assert_int_equal(insn_class_from_name(NULL), -1);
@@ -457,6 +480,14 @@ static void test_tables(void **state) {
   assert_int_equal(dec_table_class("prefetchnta"), IC_NOP);
   assert_int_equal(dec_table_class("vpgatherqq"), IC_GATHER);
   assert_int_equal(dec_table_class("vmovdqu64"), IC_MOV);
+  assert_int_equal(dec_table_class("vpermd"), IC_PERMUTE);      /* cross-lane */
+  assert_int_equal(dec_table_class("vperm2i128"), IC_PERMUTE);
+  assert_int_equal(dec_table_class("vpermw"), IC_PERMUTE);      /* AVX-512, by prefix */
+  assert_int_equal(dec_table_class("vinserti64x4"), IC_PERMUTE);
+  assert_int_equal(dec_table_class("vextracti32x8"), IC_PERMUTE);
+  assert_int_equal(dec_table_class("vpermilps"), IC_SHUFFLE);   /* in-lane despite the name */
+  assert_int_equal(dec_table_class("vpshufb"), IC_SHUFFLE);
+  assert_int_equal(dec_table_class("vpbroadcastd"), IC_SHUFFLE); /* xmm form; ymm: see rows */
   assert_int_equal(dec_table_class("vfrczps"), -1); /* XOP: not mistaken for x87 ("f...") */
   assert_int_equal(dec_table_class("bogus"), -1);
 }
@@ -582,7 +613,8 @@ static void test_real_code(void **state) {
   static const int used[] = {IC_NOP,     IC_ZERO,   IC_MOV,    IC_LOAD,   IC_STORE,  IC_ALU,
                              IC_SHIFT,   IC_BITCNT, IC_MUL,    IC_DIV,    IC_LEA,    IC_BRANCH,
                              IC_VEC_ALU, IC_FP_ADD, IC_FP_MUL, IC_FMA,    IC_FP_DIV, IC_SHUFFLE,
-                             IC_CONVERT, IC_STRING, IC_ATOMIC, IC_SERIAL, IC_X87};
+                             IC_CONVERT, IC_STRING, IC_ATOMIC, IC_SERIAL, IC_X87,
+                             IC_PERMUTE}; /* glibc's AVX2 string functions broadcast into ymm */
   for (size_t i = 0; i < WI_ARRAY_LEN(used); i++)
     if (!per_class[used[i]]) fail_msg("no %s instruction found in libc/libm", insn_class_name(used[i]));
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "mfir.h"
+#include "mfir_int.h"
 #include "ooo.h"
 #include "tbuild.h"
 #include "testutil.h"
@@ -478,6 +479,44 @@ static void test_handmade_tables(void **state) {
   free(path);
 }
 
+/* Wrong-path rows reach the page writer in fid order whatever order the squashes come in; a flow
+ * older than any seen (fetched before the capture) goes in out of order, through SQLite. */
+static void test_wrong_path_order(void **state) {
+  (void)state;
+  wi_err err;
+  char *out = tu_tmp_path(".db");
+  mfir_build_opts o;
+  memset(&o, 0, sizeof o);
+  o.count = UINT64_MAX;
+  hm h = {mfir_capture_new(out, NULL, NULL, &o, &err), mfir_observer()};
+  if (!h.cap) fail_msg("capture: %s", err.msg);
+  const ooo_observer *ob = h.ob;
+  ev(&h, ob->fetch, 0, 0, 0x1000, OOO_RID_FETCH, 0, 0, 0, 0);
+  for (uint64_t n = 3; n < 9; n++) ev(&h, ob->fetch, 1, OOO_FID_WRONG | n, 0x2000 + 4 * n, OOO_RID_FETCH, 0, 0, 0, 0);
+  ev(&h, ob->complete, 4, 0, 0x1000, 0, 0, 0, OB_EXEC, NONE); /* the branch resolves */
+  /* fetch queue first (3, 4 in order), then the ROB youngest first (8 .. 5): as the model does */
+  static const uint64_t order[] = {7, 8, 6, 5, 3, 4};
+  for (size_t i = 0; i < WI_ARRAY_LEN(order); i++)
+    ev(&h, ob->squash, 5, OOO_FID_WRONG | order[i], 0x2000 + 4 * order[i], OOO_RID_FETCH, 0, 0, 0, 0);
+  ev(&h, ob->squash, 5, OOO_FID_WRONG | 1, 0x2004, OOO_RID_FETCH, 0, 0, 0, 0); /* never seen fetched */
+  static const uint32_t r0[4] = {OOO_RID_FETCH, 0, PORT(0), 0};
+  commit(&h, 0, 0x1000, (const uint64_t[]){0, 2, 3, 4, 6},
+         (const uint8_t[]){OB_FRONTEND, OB_DISPATCHED, OB_EXEC, OB_COMPLETION}, (const uint64_t[]){NONE, NONE, 0, 0},
+         r0, true);
+  mfir_build_stats st;
+  if (mfir_capture_finish(h.cap, &st, &err)) fail_msg("finish: %s", err.msg);
+  assert_int_equal(st.wrong, 7);
+  check_integrity(out);
+  sqlite3 *db = db_open(out);
+  assert_int_equal(q1(db, "SELECT count(*) FROM wflow"), 7);
+  assert_int_equal(q1(db, "SELECT group_concat(-1 - fid, '') FROM (SELECT fid FROM wflow ORDER BY fid DESC)"), 1345678);
+  assert_int_equal(q1(db, "SELECT pc FROM wflow WHERE fid = -2"), 0x2004);
+  assert_int_equal(q1(db, "SELECT count(*) FROM wflow WHERE r_by = 0 AND retire = 5 AND fetch = 1 AND r_cyc = 1"), 6);
+  sqlite3_close(db);
+  unlink(out);
+  free(out);
+}
+
 static void test_bad_inputs(void **state) {
   (void)state;
   wi_err err;
@@ -515,6 +554,207 @@ static void test_bad_inputs(void **state) {
   assert_int_not_equal(mfir_capture_finish(c, NULL, &err), WI_OK);
   assert_non_null(strstr(err.msg, "program order"));
   free(p);
+}
+
+/* ---- the page writer ------------------------------------------------------------------------------------ */
+
+/* Values at every width boundary of the record format, and NULL. */
+static int64_t edge_value(wi_rng *r) {
+  static const int64_t v[] = {0, 1, -1, 2, 127, 128, -128, -129, 32767, 32768, -32768, -32769, 8388607, 8388608,
+                              -8388609, 2147483647, 2147483648LL, -2147483649LL, 140737488355327LL,
+                              140737488355328LL, -140737488355329LL, INT64_MAX, INT64_MIN + 1, MW_NULL};
+  return v[rng_below(r, WI_ARRAY_LEN(v))];
+}
+
+typedef struct bt_exp {
+  int64_t key;
+  int64_t v[64];
+} bt_exp;
+
+typedef struct bt_tab {
+  const char *name;
+  int ncols;          /* including the key column (0) when keyed */
+  bool keyed;
+  int dir;
+  size_t rows;
+  VEC(bt_exp) exp;    /* every row, for the comparison */
+  VEC(bt_exp) later;  /* rows bt_append refused: inserted through SQLite */
+} bt_tab;
+
+static int bt_cmp_key(const void *a, const void *b) {
+  int64_t x = ((const bt_exp *)a)->key, y = ((const bt_exp *)b)->key;
+  return x < y ? -1 : x > y;
+}
+
+typedef struct bt_cmp_ctx {
+  const bt_tab *t;
+  size_t i;
+  int bad;
+} bt_cmp_ctx;
+
+static int bt_count_row(void *ctx, int64_t rowid, const int64_t *v, int ncols) {
+  (void)rowid;
+  (void)v;
+  (void)ncols;
+  (*(int *)ctx)++;
+  return 0;
+}
+
+static int bt_scan_check(void *ctx, int64_t rowid, const int64_t *v, int ncols) {
+  bt_cmp_ctx *c = ctx;
+  const bt_exp *e = &c->t->exp.a[c->i++];
+  if (rowid != e->key) c->bad++;
+  for (int k = 0; k < ncols; k++)
+    if (v[k] != (c->t->keyed && k == 0 ? e->key : e->v[k])) c->bad++;
+  return 0;
+}
+
+/* Write tables of random rows with the page writer at one page size; SQLite must find them whole
+ * (integrity_check) and equal, and the reader must read back the same. */
+static void bt_roundtrip(int page_size, uint64_t seed) {
+  wi_rng rng;
+  rng_seed(&rng, seed);
+  char *path = tu_tmp_path(".db");
+  bt_tab tabs[] = {
+    {"asc", 8, true, 1, 6000 + rng_below(&rng, 6000), {0}, {0}},
+    {"descn", 4, true, -1, 3000 + rng_below(&rng, 3000), {0}, {0}},
+    {"imp", 3, false, 1, 2000, {0}, {0}},
+    {"one", 2, true, 1, 1, {0}, {0}},
+    {"none", 2, true, 1, 0, {0}, {0}},
+    {"wide", 60, true, 1, 40, {0}, {0}},
+  };
+  size_t nt = WI_ARRAY_LEN(tabs);
+  sqlite3 *db = NULL;
+  assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+  char sql[4096];
+  snprintf(sql, sizeof sql, "PRAGMA page_size=%d; PRAGMA journal_mode=OFF", page_size);
+  assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+  uint32_t root[8];
+  for (size_t t = 0; t < nt; t++) {
+    size_t p = (size_t)snprintf(sql, sizeof sql, "CREATE TABLE %s(", tabs[t].name);
+    for (int k = 0; k < tabs[t].ncols; k++)
+      p += (size_t)snprintf(sql + p, sizeof sql - p, "%sc%d%s", k ? ", " : "", k,
+                            k == 0 && tabs[t].keyed ? " INTEGER PRIMARY KEY" : " INTEGER");
+    snprintf(sql + p, sizeof sql - p, ")");
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    snprintf(sql, sizeof sql, "SELECT rootpage FROM sqlite_schema WHERE name = '%s'", tabs[t].name);
+    root[t] = (uint32_t)q1(db, sql);
+  }
+  sqlite3_close(db);
+  bt_file f;
+  wi_err err;
+  assert_int_equal(bt_open(&f, path, &err), WI_OK);
+  assert_int_equal(f.page_size, (uint32_t)page_size);
+  for (size_t t = 0; t < nt; t++) {
+    bt_tab *tb = &tabs[t];
+    bt_tree tr;
+    bt_tree_init(&tr, &f, root[t], tb->dir);
+    int64_t key = tb->dir > 0 ? -(int64_t)rng_below(&rng, 1000000) : -1;
+    bool was_late = false;
+    for (size_t i = 0; i < tb->rows; i++) {
+      bt_exp e;
+      memset(&e, 0, sizeof e);
+      for (int k = 0; k < tb->ncols; k++) e.v[k] = edge_value(&rng);
+      if (!strcmp(tb->name, "wide"))
+        for (int k = 1; k < tb->ncols; k++) e.v[k] = INT64_MAX - k; /* more than a 512-byte page holds */
+      if (strcmp(tb->name, "wide") && rng_below(&rng, 3) == 0) /* trailing NULLs */
+        for (int k = tb->ncols / 2; k < tb->ncols; k++) e.v[k] = MW_NULL;
+      /* keys: steps of 2 or more (wide now and then), so key - dir is free for an out-of-order row */
+      uint64_t step = 2 + (rng_below(&rng, 50) == 0 ? rng_below(&rng, 1ULL << 40) : rng_below(&rng, 3));
+      bool late = i > 0 && !was_late && rng_below(&rng, 97) == 0; /* key - dir is free once */
+      was_late = late;
+      if (late) e.key = key - tb->dir;
+      else e.key = key = i == 0 ? key : key + tb->dir * (int64_t)step;
+      if (!tb->keyed) e.key = (int64_t)i + 1;
+      if (tb->keyed) e.v[0] = e.key;
+      bool ok = bt_append(&tr, e.key, e.v, tb->ncols, tb->keyed ? 0 : -1);
+      if (late && tb->keyed) assert_false(ok);
+      if (!ok) VEC_PUSH(tb->later, e);
+      VEC_PUSH(tb->exp, e);
+    }
+    assert_int_equal(bt_tree_finish(&tr), WI_OK);
+    bt_tree_free(&tr);
+    if (!strcmp(tb->name, "wide") && page_size == 512) assert_int_equal(tb->later.n, tb->rows);
+  }
+  assert_int_equal(bt_close(&f, &err), WI_OK);
+  /* the rows the writer refused go in through SQLite, as mw_drain does */
+  assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+  for (size_t t = 0; t < nt; t++) {
+    bt_tab *tb = &tabs[t];
+    for (size_t i = 0; i < tb->later.n; i++) {
+      size_t p = (size_t)snprintf(sql, sizeof sql, "INSERT INTO %s VALUES(", tb->name);
+      for (int k = 0; k < tb->ncols; k++) {
+        int64_t x = tb->later.a[i].v[k];
+        if (x == MW_NULL) p += (size_t)snprintf(sql + p, sizeof sql - p, "%sNULL", k ? "," : "");
+        else p += (size_t)snprintf(sql + p, sizeof sql - p, "%s%lld", k ? "," : "", (long long)x);
+      }
+      snprintf(sql + p, sizeof sql - p, ")");
+      if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK) fail_msg("%.300s: %s", sql, sqlite3_errmsg(db));
+    }
+  }
+  sqlite3_close(db);
+  check_integrity(path);
+  db = db_open(path);
+  for (size_t t = 0; t < nt; t++) {
+    bt_tab *tb = &tabs[t];
+    if (tb->exp.n > 1) qsort(tb->exp.a, tb->exp.n, sizeof *tb->exp.a, bt_cmp_key);
+    snprintf(sql, sizeof sql, "SELECT rowid, * FROM %s ORDER BY rowid", tb->name);
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    size_t i = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      assert_true(i < tb->exp.n);
+      const bt_exp *e = &tb->exp.a[i++];
+      assert_int_equal(sqlite3_column_int64(st, 0), e->key);
+      for (int k = 0; k < tb->ncols; k++) {
+        if (e->v[k] == MW_NULL) assert_int_equal(sqlite3_column_type(st, k + 1), SQLITE_NULL);
+        else assert_int_equal(sqlite3_column_int64(st, k + 1), e->v[k]);
+      }
+    }
+    sqlite3_finalize(st);
+    assert_int_equal(i, tb->exp.n);
+    /* the reader, on the same pages (the wide rows spill into overflow pages: not for it) */
+    bt_cmp_ctx c = {tb, 0, 0};
+    wi_rc rc = bt_scan(path, root[t], tb->ncols, tb->keyed ? 0 : -1, bt_scan_check, &c, &err);
+    if (!strcmp(tb->name, "wide") && page_size == 512) {
+      assert_int_equal(rc, WI_EINVAL);
+    } else {
+      assert_int_equal(rc, WI_OK);
+      assert_int_equal(c.i, tb->exp.n);
+      assert_int_equal(c.bad, 0);
+    }
+    VEC_FREE(tb->exp);
+    VEC_FREE(tb->later);
+  }
+  sqlite3_close(db);
+  unlink(path);
+  free(path);
+}
+
+static void test_page_writer(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed();
+  static const int sizes[] = {512, 1024, 4096, 8192, 65536};
+  for (size_t i = 0; i < WI_ARRAY_LEN(sizes); i++) bt_roundtrip(sizes[i], seed + i);
+  /* a corrupt page is reported, not followed */
+  char *path = tu_tmp_path(".db");
+  sqlite3 *db = NULL;
+  assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+  sqlite3_exec(db, "PRAGMA page_size=512; CREATE TABLE t(k INTEGER PRIMARY KEY, v);", NULL, NULL, NULL);
+  sqlite3_exec(db, "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000)"
+                   " INSERT INTO t SELECT i, i * 3 FROM n", NULL, NULL, NULL);
+  uint32_t root = (uint32_t)q1(db, "SELECT rootpage FROM sqlite_schema WHERE name = 't'");
+  sqlite3_close(db);
+  FILE *f = fopen(path, "r+b");
+  assert_non_null(f);
+  fseek(f, (long)(root - 1) * 512 + 8, SEEK_SET); /* the root's right-most child: past the end */
+  fputc(0x7f, f);
+  fclose(f);
+  int n = 0;
+  wi_err err;
+  assert_int_equal(bt_scan(path, root, 2, 0, bt_count_row, &n, &err), WI_ECORRUPT);
+  unlink(path);
+  free(path);
 }
 
 /* ---- on the model: a dependency chain beside independent work ------------------------------------------ */
@@ -1035,7 +1275,9 @@ int main(void) {
     cmocka_unit_test(test_kind_names),
     cmocka_unit_test(test_hop_rules),
     cmocka_unit_test(test_handmade_tables),
+    cmocka_unit_test(test_wrong_path_order),
     cmocka_unit_test(test_bad_inputs),
+    cmocka_unit_test(test_page_writer),
     cmocka_unit_test(test_chain_is_critical),
     cmocka_unit_test(test_topdown_and_stacks),
     cmocka_unit_test(test_window_equals_full),

@@ -535,6 +535,18 @@ static void test_sweep_threads(void **state) {
     assert_int_equal(one.r.a[i].cycles, full.r.a[i].cycles);
     assert_int_equal(one.r.a[i].start_insn, two.r.a[i].start_insn);
   }
+  /* many more jobs than a scheduling chunk (longest first within chunks), 3 threads: still
+   * delivered in job order with the 1-thread results */
+  size_t many = 150;
+  rp_plan **rep = calloc(many, sizeof *rep);
+  for (size_t i = 0; i < many; i++) rep[i] = plans[(i * 7) % n];
+  collect three = {{0}};
+  rp_sweep_opts o3 = {3, false, NULL};
+  assert_int_equal(rp_sweep(b, rep, many, &o3, collect_fn, &three, &err), WI_OK);
+  assert_int_equal(three.r.n, many);
+  for (size_t i = 0; i < many; i++) assert_int_equal(three.r.a[i].cycles, one.r.a[(i * 7) % n].cycles);
+  free(rep);
+  VEC_FREE(three.r);
   VEC_FREE(one.r);
   VEC_FREE(two.r);
   VEC_FREE(full.r);

@@ -32,7 +32,7 @@ static const param_desc bp_params[] = {
   {"conf_bits", P_U32, BPO(conf_bits), 4, 16, "log2 entries", "JRS confidence table size (wrong_path = \"confidence\")", NULL, NULL, NULL},
   {"conf_max", P_U32, BPO(conf_max), 1, 255, "count", "saturation value of the JRS resetting counters", NULL, NULL, NULL},
   {"conf_threshold", P_U32, BPO(conf_threshold), 0, 255, "count", "JRS counter >= threshold means high confidence", NULL, NULL, NULL},
-  {"conf_gate", P_U32, BPO(conf_gate), 1, 64, "branches", "fetch stops while this many low-confidence branches are unresolved", NULL, NULL, NULL},
+  {"conf_gate", P_U32, BPO(conf_gate), 0, 64, "branches", "pipeline gating threshold N: fetch stops while more than N low-confidence branches are unresolved", NULL, NULL, NULL},
 };
 const param_table bp_param_table = PARAM_TABLE("bpred", bp_params);
 
@@ -61,7 +61,7 @@ void bp_config_default(bp_config *c) {
   c->conf_bits = 12;
   c->conf_max = 15;
   c->conf_threshold = 15;
-  c->conf_gate = 1;
+  c->conf_gate = 5;
 }
 
 wi_rc bp_config_check(const bp_config *c, wi_err *err) {
@@ -105,17 +105,17 @@ void bp_geom_init(bp_geom *g, const bp_config *c) {
     if (i > 1 && len <= g->hlen[i - 1]) len = g->hlen[i - 1] + 1; /* strictly increasing */
     if (len > BP_MAX_HIST) len = BP_MAX_HIST;
     g->hlen[i] = len;
-    uint32_t k = 3 * (i - 1);
-    g->olen[k] = len, g->clen[k] = c->tage_bits;
-    g->olen[k + 1] = len, g->clen[k + 1] = c->tage_tag_bits;
-    g->olen[k + 2] = len, g->clen[k + 2] = c->tage_tag_bits - 1;
+    g->olen[BP_FOLD_IDX + i - 1] = len, g->clen[BP_FOLD_IDX + i - 1] = c->tage_bits;
+    g->olen[BP_FOLD_TAG0 + i - 1] = len, g->clen[BP_FOLD_TAG0 + i - 1] = c->tage_tag_bits;
+    g->olen[BP_FOLD_TAG1 + i - 1] = len, g->clen[BP_FOLD_TAG1 + i - 1] = c->tage_tag_bits - 1;
     uint32_t bits = c->tage_bits;
     g->ishift[i] = bits > i ? bits - i : 1;
     g->pmask[i] = len >= 16 ? 0xffffu : (1u << len) - 1;
     g->prot[i] = i % bits;
   }
-  g->nfold = 3 * n;
-  for (uint32_t f = 0; f < g->nfold; f++) {
+  g->nfold = BP_NFOLD;
+  for (uint32_t f = 0; f < BP_NFOLD; f++) {
+    if (!g->olen[f]) continue; /* unused lane: stays 0 (mask 0) */
     g->outpt[f] = g->olen[f] % g->clen[f];
     g->outm[f] = 1u << g->outpt[f];
     g->cmask[f] = (1u << g->clen[f]) - 1;
@@ -127,6 +127,16 @@ void bp_hist_init(bp_hist *h, uint8_t *ring) {
   memset(ring, 0, BP_RING);
 }
 
+/* Four 32-bit lanes (GCC/Clang vector extension: SSE2 on x86-64, NEON on arm64). */
+typedef uint32_t bp_v4 __attribute__((vector_size(16)));
+
+static inline bp_v4 v4_load(const uint32_t *p) {
+  bp_v4 v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+static inline void v4_store(uint32_t *p, bp_v4 v) { memcpy(p, &v, sizeof v); }
+
 void bp_hist_push(const bp_geom *g, bp_hist *h, uint8_t *ring, uint64_t pc, bool taken) {
   uint32_t p = (h->ptr + 1) & (BP_RING - 1);
   uint32_t b = taken ? 1u : 0u;
@@ -134,25 +144,24 @@ void bp_hist_push(const bp_geom *g, bp_hist *h, uint8_t *ring, uint64_t pc, bool
   h->ptr = p;
   h->g64 = (h->g64 << 1) | b;
   h->phist = (h->phist << 1) | (uint32_t)((pc ^ (pc >> 3)) & 1);
-  /* TAGE folds come in triples (index, tag, tag') over the same history length: the bit
-   * leaving the window is read once per triple. Locals and restrict keep the compiler from
-   * reloading the geometry after every store (ring is a byte pointer that could alias). */
-  uint32_t nf = g->nfold;
-  if (!nf) return;
-  uint32_t *restrict fold = h->fold;
-  const uint32_t *restrict olen = g->olen, *restrict outm = g->outm;
-  const uint8_t *restrict rg = ring;
-  /* the three widths are the same for every table: loop-invariant shifts and masks */
-  const uint32_t s0 = g->clen[0], s1 = g->clen[1], s2 = g->clen[2];
-  const uint32_t m0 = g->cmask[0], m1 = g->cmask[1], m2 = g->cmask[2];
-  for (uint32_t f = 0; f < nf; f += 3) {
-    uint32_t out = 0u - (uint32_t)rg[(p - olen[f]) & (BP_RING - 1)]; /* all ones if the bit is set */
-    uint32_t c0 = ((fold[f] << 1) | b) ^ (outm[f] & out);
-    uint32_t c1 = ((fold[f + 1] << 1) | b) ^ (outm[f + 1] & out);
-    uint32_t c2 = ((fold[f + 2] << 1) | b) ^ (outm[f + 2] & out);
-    fold[f] = (c0 ^ (c0 >> s0)) & m0;
-    fold[f + 1] = (c1 ^ (c1 >> s1)) & m1;
-    fold[f + 2] = (c2 ^ (c2 >> s2)) & m2;
+  if (!g->nfold) return;
+  /* Each fold: shift in the new bit, cancel the bit leaving the window (where it folds in:
+   * outm), fold the overflow bit back to the bottom. The three folds of a table share the
+   * window, so the leaving bit is read once per table; four tables at a time. */
+  const uint32_t n = g->cfg->tage_tables;
+  const uint32_t s0 = g->clen[BP_FOLD_IDX], s1 = g->clen[BP_FOLD_TAG0], s2 = g->clen[BP_FOLD_TAG1];
+  const bp_v4 vb = {b, b, b, b};
+  for (uint32_t l = 0; l < n; l += 4) {
+    const uint32_t *ol = &g->olen[BP_FOLD_IDX + l];
+    bp_v4 out = {ring[(p - ol[0]) & (BP_RING - 1)], ring[(p - ol[1]) & (BP_RING - 1)],
+                 ring[(p - ol[2]) & (BP_RING - 1)], ring[(p - ol[3]) & (BP_RING - 1)]};
+    out = -out; /* all ones where the leaving bit is set */
+    bp_v4 c0 = ((v4_load(&h->fold[BP_FOLD_IDX + l]) << 1) | vb) ^ (v4_load(&g->outm[BP_FOLD_IDX + l]) & out);
+    bp_v4 c1 = ((v4_load(&h->fold[BP_FOLD_TAG0 + l]) << 1) | vb) ^ (v4_load(&g->outm[BP_FOLD_TAG0 + l]) & out);
+    bp_v4 c2 = ((v4_load(&h->fold[BP_FOLD_TAG1 + l]) << 1) | vb) ^ (v4_load(&g->outm[BP_FOLD_TAG1 + l]) & out);
+    v4_store(&h->fold[BP_FOLD_IDX + l], (c0 ^ (c0 >> s0)) & v4_load(&g->cmask[BP_FOLD_IDX + l]));
+    v4_store(&h->fold[BP_FOLD_TAG0 + l], (c1 ^ (c1 >> s1)) & v4_load(&g->cmask[BP_FOLD_TAG0 + l]));
+    v4_store(&h->fold[BP_FOLD_TAG1 + l], (c2 ^ (c2 >> s2)) & v4_load(&g->cmask[BP_FOLD_TAG1 + l]));
   }
 }
 

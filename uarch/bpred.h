@@ -27,8 +27,9 @@
  *   - prediction: the longest matching table (provider); the next longest match or the base
  *     (alternate) is used instead when the provider entry is newly allocated (weak counter)
  *     and the 4-bit USE_ALT_ON_NA counter says alternates are better for new entries;
- *   - update (at commit, with the indices, provider and alternate of the prediction; they
- *     are searched again only if their entries were replaced since): the provider counter moves
+ *   - update (at commit, with the indices and tags of the prediction; provider and alternate
+ *     are the longest and next longest tables whose entry there still holds the predicted tag,
+ *     so entries replaced since no longer count): the provider counter moves
  *     toward the outcome; the useful counter goes up when provider and alternate disagree and
  *     the provider was right, down when it was wrong; on a misprediction, one entry is
  *     allocated in a longer table whose useful counter is 0 (the first such, skipping one
@@ -51,6 +52,12 @@
 #define BP_RING 4096   /* history ring bits (power of two) */
 #define BP_MAX_HIST 2048
 #define BP_NFOLD (3 * BP_TAGE_MAX)
+/* Fold layout: three blocks of BP_TAGE_MAX lanes, lane i - 1 for tagged table i: the index
+ * folds (BP_FOLD_IDX + i - 1), the tag folds (BP_FOLD_TAG0 + i - 1) and the second, one bit
+ * narrower tag folds (BP_FOLD_TAG1 + i - 1). Unused lanes stay 0. */
+#define BP_FOLD_IDX 0
+#define BP_FOLD_TAG0 BP_TAGE_MAX
+#define BP_FOLD_TAG1 (2 * BP_TAGE_MAX)
 
 enum { BP_TAGE = 0, BP_GSHARE, BP_BIMODAL, BP_NUM };
 enum { RAS_REPAIR_NONE = 0, RAS_REPAIR_TOS, RAS_REPAIR_FULL, RAS_REPAIR_NUM };
@@ -76,8 +83,9 @@ typedef struct bp_config {
   uint32_t conf_bits;      /* log2 entries of the JRS confidence table */
   uint32_t conf_max;       /* saturation value of its resetting counters */
   uint32_t conf_threshold; /* counter >= threshold: high confidence */
-  uint32_t conf_gate;      /* fetch stops while this many low-confidence branches are unresolved
-                              (pipeline gating, Manne et al., ISCA 1998) */
+  uint32_t conf_gate;      /* pipeline gating threshold N (Manne et al., ISCA 1998): fetch stops
+                              while MORE than N low-confidence branches are unresolved (fetched,
+                              not yet executed or squashed); 0 gates at the first one */
 } bp_config;
 
 extern const param_table bp_param_table;
@@ -91,14 +99,15 @@ typedef struct bp_hist {
   uint32_t ptr;             /* ring index of the newest bit */
   uint32_t phist;           /* path history */
   uint64_t g64;             /* newest 64 bits, bit 0 newest */
-  uint32_t fold[BP_NFOLD];  /* folded histories (layout in bp_geom) */
+  uint32_t fold[BP_NFOLD];  /* folded histories (layout: BP_FOLD_*) */
 } bp_hist;
 
 /* Geometry derived from a configuration: history length and width of every folded register. */
 typedef struct bp_geom {
   const bp_config *cfg;
-  uint32_t nfold;
-  uint32_t olen[BP_NFOLD];  /* original length (history bits) */
+  uint32_t nfold;           /* fold entries in use: BP_NFOLD for TAGE (unused lanes have olen 0),
+                               0 otherwise */
+  uint32_t olen[BP_NFOLD];  /* original length (history bits), by fold entry (BP_FOLD_*) */
   uint32_t clen[BP_NFOLD];  /* compressed length (bits) */
   uint32_t hlen[BP_TAGE_MAX + 1]; /* TAGE: history length per table (1-based) */
   uint32_t outpt[BP_NFOLD];       /* olen % clen: where the leaving bit folds in */

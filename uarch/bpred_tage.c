@@ -43,28 +43,52 @@ static inline uint32_t base_index(const bp_config *c, uint64_t pc) {
   return (uint32_t)(pc ^ (pc >> c->bimodal_bits)) & ((1u << c->bimodal_bits) - 1);
 }
 
-/* Path-history mixing (a cheap stand-in for the F function of the reference code): the
- * table's newest path bits, shifted by the table number so tables differ. */
-static inline uint32_t path_mix(const bp_geom *g, uint32_t ph, uint32_t i) { return (ph & g->pmask[i]) << (i & 3); }
+
+typedef uint32_t tage_v4 __attribute__((vector_size(16)));
+
+static inline tage_v4 v4_ld(const uint32_t *p) {
+  tage_v4 v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
 
 static bool tage_predict(const void *st, const bp_geom *g, const bp_hist *h, uint64_t pc, bp_meta *m) {
   const bp_config *c = g->cfg;
   const tage_hdr *hd = st;
-  uint32_t bits = c->tage_bits, mask = (1u << bits) - 1, tmask = (1u << c->tage_tag_bits) - 1;
-  uint32_t n = c->tage_tables;
-  size_t per = (size_t)1 << bits;
+  const uint32_t bits = c->tage_bits, mask = (1u << bits) - 1, tmask = (1u << c->tage_tag_bits) - 1;
+  const uint32_t n = c->tage_tables, nl = (n + 3) & ~3u;
+  const size_t per = (size_t)1 << bits;
   const tage_entry *tables = ctab(st, c, 1);
   m->idx[0] = (uint16_t)base_index(c, pc);
-  uint32_t pcl = (uint32_t)pc ^ (uint32_t)(pc >> 32);
-  uint32_t tpc = pcl ^ (pcl >> 11);
+  const uint32_t pcl = (uint32_t)pc ^ (uint32_t)(pc >> 32);
+  const uint32_t tpc = pcl ^ (pcl >> 11), ph = h->phist;
+  /* Indices and tags of every table, four tables at a time (lane l is table l + 1):
+   *   idx = pc ^ (pc >> ishift) ^ index fold ^ (path bits << (table mod 4))
+   * (the path term is a cheap stand-in for the F function of the reference code: the table's
+   * newest path bits, shifted by the table number so tables differ),
+   *   tag = pc' ^ tag fold ^ (second tag fold << 1)
+   * the path term's shift by (l + 1) mod 4 is a multiplication by {2, 4, 8, 1}. */
+  uint32_t pch[BP_TAGE_MAX], iv[BP_TAGE_MAX], tv[BP_TAGE_MAX];
+  for (uint32_t l = 0; l < nl; l++) pch[l] = pcl ^ (pcl >> g->ishift[l + 1]);
+  const tage_v4 vm = {mask, mask, mask, mask}, vtm = {tmask, tmask, tmask, tmask};
+  const tage_v4 vph = {ph, ph, ph, ph}, vtpc = {tpc, tpc, tpc, tpc}, mul = {2, 4, 8, 1};
+  const uint32_t bits_l = bits; /* table l starts at entry l << bits */
+  tage_v4 base_l = {0, 1u << bits_l, 2u << bits_l, 3u << bits_l};
+  const tage_v4 step = {4u << bits_l, 4u << bits_l, 4u << bits_l, 4u << bits_l};
+  for (uint32_t l = 0; l < nl; l += 4) {
+    tage_v4 vi = (v4_ld(&pch[l]) ^ v4_ld(&h->fold[BP_FOLD_IDX + l]) ^ ((vph & v4_ld(&g->pmask[l + 1])) * mul)) & vm;
+    tage_v4 vt = (vtpc ^ v4_ld(&h->fold[BP_FOLD_TAG0 + l]) ^ (v4_ld(&h->fold[BP_FOLD_TAG1 + l]) << 1)) & vtm;
+    vi += base_l; /* entry number over all tables */
+    base_l += step;
+    memcpy(&iv[l], &vi, sizeof vi);
+    memcpy(&tv[l], &vt, sizeof vt);
+  }
   int prov = 0, alt = 0;
   for (uint32_t i = n; i >= 1; i--) {
-    const uint32_t *f = &h->fold[3 * (i - 1)];
-    uint32_t idx = (pcl ^ (pcl >> g->ishift[i]) ^ f[0] ^ path_mix(g, h->phist, i)) & mask;
-    uint32_t tag = (tpc ^ f[1] ^ (f[2] << 1)) & tmask;
-    m->idx[i] = (uint16_t)idx;
+    uint32_t e = iv[i - 1], tag = tv[i - 1];
+    m->idx[i] = (uint16_t)(e & mask);
     m->tag[i] = (uint16_t)tag;
-    if (tables[(size_t)(i - 1) * per + idx].tag == tag) {
+    if (tables[e].tag == tag) {
       if (!prov) prov = (int)i;
       else if (!alt) alt = (int)i;
     }

@@ -118,6 +118,7 @@ static uint64_t issue(mem_sys *m, uint32_t ch, mem_dreq *r, uint64_t t, bool is_
     s->reads++;
     s->queue_wait_sum += t - r->arrive;
     c->nread--;
+    m->st->dram_ver++;
   }
   r->valid = 0;
   return end;
@@ -143,6 +144,7 @@ void mem_dram_read(mem_sys *m, uint64_t line, uint64_t arrive, uint32_t mshr, ui
                   .bank = bank, .mshr = mshr, .valid = 1, .wrong_path = wrong_path,
                   .prefetch = prefetch};
   m->chan[ch].nread++;
+  m->st->dram_ver++;
   mem_emit(m, MEV_DRAM_ENQ, ML_DRAM, MEM_RID(ML_DRAM, MRK_QUEUE, ch * 1000 + i), fid,
            line << m->c[ML_LLC].line_shift, now, UINT64_MAX, wrong_path, prefetch);
   uint64_t t = ready_at(m, ch, r);
@@ -179,25 +181,35 @@ void mem_dram_write(mem_sys *m, uint64_t line, uint64_t now) {
   resched(m, ch);
 }
 
-/* Pick the best schedulable request of a queue at t: row hits first, then oldest. */
-static mem_dreq *pick(mem_sys *m, uint32_t ch, mem_dreq *q, uint32_t n, uint64_t t) {
+/* One pass over a queue at t: the best schedulable request (row hits first, then the oldest)
+ * into *best, and the earliest cycle any request of the queue could be scheduled into *min_t. */
+static void scan_queue(mem_sys *m, uint32_t ch, mem_dreq *q, uint32_t n, uint64_t t, mem_dreq **best,
+                       uint64_t *min_t) {
   const dram_config *d = &m->cfg->dram;
-  mem_dreq *best = NULL;
+  const mem_bank *banks = &m->bank[ch * d->banks];
+  mem_dreq *b = NULL;
   bool best_hit = false;
+  uint64_t mt = *min_t;
   for (uint32_t i = 0, seen = 0; seen < n; i++) {
     mem_dreq *r = &q[i];
     if (!r->valid) continue;
     seen++;
-    if (ready_at(m, ch, r) > t) continue;
-    bool hit = m->bank[ch * d->banks + r->bank].open_row == r->row;
-    if (!best || (hit && !best_hit) || (hit == best_hit && r->seq < best->seq)) {
-      best = r;
+    uint64_t rt = ready_at(m, ch, r);
+    if (rt < mt) mt = rt;
+    if (rt > t) continue;
+    bool hit = banks[r->bank].open_row == r->row;
+    if (!b || (hit && !best_hit) || (hit == best_hit && r->seq < b->seq)) {
+      b = r;
       best_hit = hit;
     }
   }
-  return best;
+  *best = b;
+  *min_t = mt;
 }
 
+/* Issue everything schedulable on channel ch at t (writes first when the write queue is 3/4
+ * full, else reads first and writes when no read can go), then set its next scheduling cycle
+ * from the passes that found nothing to issue. A queue is scanned only when its turn comes. */
 static void chan_run(mem_sys *m, uint32_t ch, uint64_t t) {
   const dram_config *d = &m->cfg->dram;
   mem_dreq *rq = &m->rq[ch * d->queue], *wq = &m->wq[ch * d->queue];
@@ -205,16 +217,16 @@ static void chan_run(mem_sys *m, uint32_t ch, uint64_t t) {
     bool drain = m->chan[ch].nwrite * 4 >= d->queue * 3;
     mem_dreq *r = NULL;
     bool is_write = false;
-    if (drain) {
-      r = pick(m, ch, wq, m->chan[ch].nwrite, t);
-      is_write = r != NULL;
+    uint64_t min_t = UINT64_MAX;
+    for (int k = 0; k < 2 && !r; k++) {
+      bool w = drain ? k == 0 : k == 1;
+      scan_queue(m, ch, w ? wq : rq, w ? m->chan[ch].nwrite : m->chan[ch].nread, t, &r, &min_t);
+      is_write = w;
     }
-    if (!r) r = pick(m, ch, rq, m->chan[ch].nread, t);
-    if (!r && !drain && m->chan[ch].nwrite) {
-      r = pick(m, ch, wq, m->chan[ch].nwrite, t);
-      is_write = r != NULL;
+    if (!r) {
+      m->chan[ch].next_sched = min_t;
+      break;
     }
-    if (!r) break;
     uint32_t slot = slot_of(m, ch, r, is_write);
     uint32_t mshr = r->mshr;
     uint64_t fid = r->fid, line = r->line;
@@ -225,7 +237,7 @@ static void chan_run(mem_sys *m, uint32_t ch, uint64_t t) {
              line << m->c[ML_LLC].line_shift, t, UINT64_MAX, wp, pf);
     if (!is_write) mem_llc_fill_known(m, mshr, end + d->base_latency);
   }
-  resched(m, ch);
+  update_next(m);
 }
 
 void mem_dram_run(mem_sys *m, uint64_t t) {

@@ -67,6 +67,15 @@ typedef struct mem_lstate {
   uint32_t stamp;       /* replacement clock (LRU stamps) */
   uint32_t mshr_used;   /* busy MSHRs */
   int32_t wait_free;    /* head of the free waiter list, -1 when exhausted */
+  /* The busy MSHR that frees first (smallest fill cycle, lowest index on ties; the lowest busy
+   * index when no fill cycle is known): what a refused request waits for. Recomputed lazily
+   * when minf_ok is 0 (any allocation, release or new fill cycle at this level clears it). */
+  uint64_t minf_fill;
+  int32_t minf_idx;
+  uint32_t minf_ok;
+  uint32_t ver;         /* changes whenever this level's MSHRs, fill cycles, waiters or contents
+                           change: a refusal that depends only on unchanged levels stands */
+  uint32_t pad;
 } mem_lstate;
 
 /* Pending internal events: a FILL of MSHR idx at level. Ordered by (cycle, seq). */
@@ -106,11 +115,15 @@ typedef struct mem_chan {
 
 /* ---- TLB ---------------------------------------------------------------------------------- */
 
+#define MEM_TLB_MEMO 4 /* page -> way hints per TLB (not state) */
 typedef struct mem_tlb {
   const tlb_config *cfg;
   uint32_t sets, ways;
   uint64_t *tags;       /* page number + 1; 0 = invalid */
   uint32_t *stamp;      /* LRU stamps */
+  uint64_t memo_page[MEM_TLB_MEMO]; /* not state: page + 1 recently found at way memo_way (a
+                                       hint, checked against the tag; cleared by mem_copy) */
+  uint32_t memo_way[MEM_TLB_MEMO];  /* way within the page's set */
 } mem_tlb;
 
 /* ---- the whole state block (copied by mem_copy) -------------------------------------------- */
@@ -127,6 +140,8 @@ typedef struct mem_state {
   uint32_t l1_bw_used[2];
   uint64_t dram_next;   /* min over channels of next_sched (UINT64_MAX when idle) */
   uint64_t tlb_last[3]; /* page + 1 of the last lookup per TLB: it is present and MRU */
+  uint32_t dram_ver;    /* changes whenever a DRAM read is queued or issued */
+  uint32_t pad;
 } mem_state;
 
 typedef struct mem_cache mem_cache;
@@ -163,15 +178,27 @@ typedef struct mem_pf_ops {
 #define MEM_PF_MAX 32        /* candidates per trigger (pf_degree is capped to this) */
 #define MEM_PFVICT 64        /* evicted-by-prefetch filter entries per level (pollution stat) */
 #define MEM_WAIT_PER_MSHR 32 /* core waiters per L1 MSHR, pooled */
+#define MEM_MEMO 64          /* line -> way hints per cache level (not state) */
 
 struct mem_cache {
   const cache_config *cfg;
   int level;
   uint32_t sets, ways, set_mask, line_shift;
   uint64_t *tags;       /* sets * ways tag words */
+  uint8_t *hb;          /* sets * hstride: an 8-bit hash of the line in each way (a filter for
+                           set scans; meaningful for valid ways, checked against the tag) */
+  uint8_t *nvalid;      /* sets: valid ways */
+  uint32_t hstride;     /* ways rounded up to a multiple of 8 */
+  uint64_t hb_last;     /* high-bit mask of the real ways in a set's last 8 hash bytes */
   uint32_t *repl;       /* sets * ways replacement words */
   mem_mshr *mshr;       /* cfg->mshrs */
   uint64_t *mline;      /* cfg->mshrs: line + 1 of each busy MSHR, 0 when free (fast search) */
+  int32_t *mh_head;     /* MSHR lookup by line: mh_mask + 1 bucket heads (MSHR index, -1 empty);
+                           a level holds at most one MSHR per line */
+  int32_t *mh_next;     /* cfg->mshrs: next MSHR of the same bucket, -1 ends */
+  uint64_t *mbusy;      /* mwords words: bit i set when MSHR i is busy (bits past cfg->mshrs
+                           are set, so they are never allocated) */
+  uint32_t mh_mask, mwords;
   mem_waiter *waiters;  /* L1 levels: cfg->mshrs * MEM_WAIT_PER_MSHR */
   uint64_t *pfvict;     /* MEM_PFVICT lines (+1) evicted by prefetch fills */
   void *pf_state;
@@ -179,7 +206,23 @@ struct mem_cache {
   mem_level_stats *stats;
   const mem_repl_ops *repl_ops;
   const mem_pf_ops *pf_ops;
+  /* Not state (a hint, checked against the tags before use, so a stale entry after mem_copy
+   * costs only a lookup): recently found lines and their tag positions, direct mapped. */
+  uint64_t memo_line[MEM_MEMO]; /* line + 1, 0 empty */
+  uint32_t memo_pos[MEM_MEMO];  /* set * ways + way */
 };
+
+/* A refused request (not state: a memo, cleared by mem_copy). It is refused again, for the same
+ * level, as long as the versions of the levels it went through are unchanged: resources are
+ * freed only by fills and DRAM issues, which change them. */
+#define MEM_REFUSALS 16
+typedef struct mem_refusal {
+  uint64_t line1;       /* line + 1 (0: empty) */
+  uint32_t ver[4];      /* entry L1 level, L2, LLC, DRAM versions when refused */
+  uint8_t level;        /* entry level (ML_L1I / ML_L1D) */
+  uint8_t blk;          /* the full level (ML_DRAM for the read queue) */
+  uint8_t pad[6];
+} mem_refusal;
 
 struct mem_sys {
   const mem_config *cfg;
@@ -188,6 +231,7 @@ struct mem_sys {
   mem_event_fn obs;
   void *obs_ctx;
   bool perfect[MREQ_NUM];
+  mem_refusal refusal[MEM_REFUSALS];
   /* Everything below points into blk; mem_copy copies blk. */
   uint8_t *blk;
   size_t blk_bytes;

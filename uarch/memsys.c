@@ -271,9 +271,20 @@ static size_t layout(mem_sys *m, uint8_t *blk) {
     c->line_shift = log2u(cc->line);
     size_t lines = (size_t)c->sets * c->ways;
     PLACE(c->tags, lines * sizeof(uint64_t));
+    c->hstride = (c->ways + 7) & ~7u;
+    c->hb_last = c->ways % 8 ? 0x8080808080808080ULL & ((1ULL << (8 * (c->ways % 8))) - 1)
+                             : 0x8080808080808080ULL;
+    PLACE(c->hb, (size_t)c->sets * c->hstride);
+    PLACE(c->nvalid, c->sets);
     PLACE(c->repl, lines * sizeof(uint32_t));
     PLACE(c->mshr, cc->mshrs * sizeof(mem_mshr));
     PLACE(c->mline, cc->mshrs * sizeof(uint64_t));
+    c->mh_mask = 7;
+    while (c->mh_mask + 1 < 2 * cc->mshrs) c->mh_mask = 2 * c->mh_mask + 1;
+    c->mwords = (cc->mshrs + 63) / 64;
+    PLACE(c->mh_head, (c->mh_mask + 1) * sizeof(int32_t));
+    PLACE(c->mh_next, cc->mshrs * sizeof(int32_t));
+    PLACE(c->mbusy, c->mwords * sizeof(uint64_t));
     total_mshrs += cc->mshrs;
     if (l <= ML_L1D) PLACE(c->waiters, (size_t)cc->mshrs * MEM_WAIT_PER_MSHR * sizeof(mem_waiter));
     PLACE(c->pfvict, MEM_PFVICT * sizeof(uint64_t));
@@ -312,6 +323,9 @@ static void reset_state(mem_sys *m) {
   for (int l = 0; l < ML_NCACHE; l++) {
     mem_cache *c = &m->c[l];
     for (uint32_t i = 0; i < c->cfg->mshrs; i++) c->mshr[i].wait_head = -1;
+    for (uint32_t i = 0; i <= c->mh_mask; i++) c->mh_head[i] = -1;
+    if (c->cfg->mshrs % 64) c->mbusy[c->mwords - 1] = ~0ULL << (c->cfg->mshrs % 64);
+    memset(c->memo_line, 0, sizeof c->memo_line);
     if (c->waiters) {
       uint32_t n = c->cfg->mshrs * MEM_WAIT_PER_MSHR;
       for (uint32_t i = 0; i < n; i++) c->waiters[i].next = i + 1 < n ? (int32_t)(i + 1) : -1;
@@ -347,6 +361,9 @@ void mem_free(mem_sys *m) {
 void mem_copy(mem_sys *dst, const mem_sys *src) {
   assert(dst->blk_bytes == src->blk_bytes);
   memcpy(dst->blk, src->blk, src->blk_bytes);
+  for (int l = 0; l < ML_NCACHE; l++) memset(dst->c[l].memo_line, 0, sizeof dst->c[l].memo_line);
+  memset(dst->refusal, 0, sizeof dst->refusal);
+  for (int i = 0; i < 3; i++) memset(dst->tlb[i].memo_page, 0, sizeof dst->tlb[i].memo_page);
 }
 
 size_t mem_state_bytes(const mem_sys *m) { return m->blk_bytes; }
@@ -408,24 +425,87 @@ static mem_ev heap_pop(mem_sys *m) {
 
 /* ---- caches and MSHRs -------------------------------------------------------------------- */
 
+/* Something of a level that a refusal depends on changed. */
+static inline void lvl_touch(mem_lstate *ls) {
+  ls->minf_ok = 0;
+  ls->ver++;
+}
+
 static inline int next_level(int l) { return l == ML_L1I || l == ML_L1D ? ML_L2 : l + 1; }
 
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "cache_find's byte-parallel hash filter assumes a little-endian host"
+#endif
+
+/* 8-bit hash of a line for the set-scan filter (from the high bits of a multiplicative hash,
+ * so lines of one set, which share their low bits, still differ). */
+static inline uint8_t line_hash8(uint64_t line) {
+  return (uint8_t)((line * 0x9E3779B97F4A7C15ULL) >> 56);
+}
+
+/* The way of set `line & set_mask` holding line, or -1. The hash bytes of the set are compared
+ * eight at a time (a byte is zero in x exactly where it matches: the usual SWAR test), and only
+ * matching ways are checked against their tag. A line is held in at most one way. */
 static inline int cache_find(const mem_cache *c, uint64_t line, uint32_t *set) {
   uint32_t s = (uint32_t)(line & c->set_mask);
   *set = s;
   const uint64_t *t = &c->tags[(size_t)s * c->ways];
-  uint64_t key = (line << MT_SHIFT) | MT_VALID;
-  for (uint32_t w = 0; w < c->ways; w++)
-    if ((t[w] & ~(uint64_t)(MT_DIRTY | MT_PF)) == key) return (int)w;
+  const uint8_t *hb = &c->hb[(size_t)s * c->hstride];
+  const uint64_t key = (line << MT_SHIFT) | MT_VALID, lo7 = 0x7f7f7f7f7f7f7f7fULL;
+  const uint64_t pat = 0x0101010101010101ULL * line_hash8(line);
+  for (uint32_t k = 0; k < c->hstride; k += 8) {
+    uint64_t x;
+    memcpy(&x, hb + k, 8);
+    x ^= pat;
+    uint64_t hit = ~(((x & lo7) + lo7) | x) & ~lo7; /* high bit of each zero byte */
+    if (k + 8 > c->ways) hit &= c->hb_last;
+    for (; hit; hit &= hit - 1) {
+      uint32_t w = k + ((uint32_t)__builtin_ctzll(hit) >> 3);
+      if ((t[w] & ~(uint64_t)(MT_DIRTY | MT_PF)) == key) return (int)w;
+    }
+  }
   return -1;
+}
+
+/* cache_find through the level's line -> way hints (L1 levels: most accesses hit a line
+ * found recently). The same result as cache_find: a line is held in at most one way. */
+static inline int cache_find_memo(mem_cache *c, uint64_t line, uint32_t *set) {
+  uint32_t s = (uint32_t)(line & c->set_mask);
+  uint32_t k = (uint32_t)(line ^ (line >> 6) ^ (line >> 12)) & (MEM_MEMO - 1);
+  uint64_t key = (line << MT_SHIFT) | MT_VALID;
+  if (c->memo_line[k] == line + 1) {
+    uint32_t pos = c->memo_pos[k];
+    if ((c->tags[pos] & ~(uint64_t)(MT_DIRTY | MT_PF)) == key) {
+      *set = s;
+      return (int)(pos - s * c->ways);
+    }
+  }
+  int w = cache_find(c, line, set);
+  if (w >= 0) {
+    c->memo_line[k] = line + 1;
+    c->memo_pos[k] = s * c->ways + (uint32_t)w;
+  }
+  return w;
+}
+
+static inline uint32_t mh_hash(const mem_cache *c, uint64_t line) {
+  return (uint32_t)(line ^ (line >> 9) ^ (line >> 19)) & c->mh_mask;
 }
 
 static inline int mshr_find(const mem_cache *c, uint64_t line) {
   if (!c->ls->mshr_used) return -1;
-  const uint64_t *ml = c->mline;
-  for (uint32_t i = 0, n = c->cfg->mshrs; i < n; i++)
-    if (ml[i] == line + 1) return (int)i;
+  for (int32_t i = c->mh_head[mh_hash(c, line)]; i >= 0; i = c->mh_next[i])
+    if (c->mline[i] == line + 1) return (int)i;
   return -1;
+}
+
+/* Take MSHR index i off its bucket chain and out of the busy set. */
+static void mshr_unlink(mem_cache *c, uint32_t i) {
+  int32_t *pp = &c->mh_head[mh_hash(c, c->mline[i] - 1)];
+  while (*pp != (int32_t)i) pp = &c->mh_next[*pp];
+  *pp = c->mh_next[i];
+  c->mbusy[i >> 6] &= ~(1ULL << (i & 63));
+  lvl_touch(c->ls);
 }
 
 /* MSHRs a request may use: prefetches leave an eighth of them to demand misses. */
@@ -444,10 +524,16 @@ typedef struct req_info {
 static uint32_t mshr_alloc(mem_sys *m, int level, uint64_t line, const req_info *ri, uint8_t pf,
                            uint64_t now) {
   mem_cache *c = &m->c[level];
-  uint32_t i = 0;
-  while (c->mline[i]) i++;
-  assert(i < c->cfg->mshrs);
+  uint32_t i = 0, wd = 0; /* the lowest free index */
+  while (!~c->mbusy[wd]) wd++;
+  i = wd * 64 + (uint32_t)__builtin_ctzll(~c->mbusy[wd]);
+  assert(i < c->cfg->mshrs && !c->mline[i]);
+  c->mbusy[wd] |= 1ULL << (i & 63);
   c->mline[i] = line + 1;
+  uint32_t h = mh_hash(c, line);
+  c->mh_next[i] = c->mh_head[h];
+  c->mh_head[h] = (int32_t)i;
+  lvl_touch(c->ls);
   mem_mshr *ms = &c->mshr[i];
   *ms = (mem_mshr){.line = line, .fid = pf ? UINT64_MAX : ri->fid, .trig_fid = ri->fid,
                    .alloc = now, .demand_at = now, .fill = UNKNOWN, .wait_head = -1, .busy = 1,
@@ -464,13 +550,11 @@ static void propagate_fill(mem_sys *m, int level, uint64_t line, uint64_t fill) 
   for (int u = ML_L1I; u < level; u++) {
     if (next_level(u) != level) continue;
     mem_cache *c = &m->c[u];
-    if (!c->ls->mshr_used) continue;
-    for (uint32_t i = 0; i < c->cfg->mshrs; i++) {
-      mem_mshr *ms = &c->mshr[i];
-      if (c->mline[i] == line + 1 && ms->chained) {
-        ms->fill = fill;
-        propagate_fill(m, u, line, fill);
-      }
+    int i = mshr_find(c, line);
+    if (i >= 0 && c->mshr[i].chained) {
+      c->mshr[i].fill = fill;
+      lvl_touch(c->ls);
+      propagate_fill(m, u, line, fill);
     }
   }
 }
@@ -514,6 +598,8 @@ static void back_invalidate(mem_sys *m, uint64_t line, uint64_t t) {
     }
     if (*tag & MT_PF) c->stats->pf_useless++;
     *tag = 0;
+    c->nvalid[set]--;
+    c->ls->ver++;
   }
 }
 
@@ -524,6 +610,8 @@ static void evict(mem_sys *m, int level, uint32_t set, uint32_t w, uint64_t t, u
   uint64_t *tag = &c->tags[(size_t)set * c->ways + w];
   uint64_t v = *tag, vline = v >> MT_SHIFT;
   *tag = 0;
+  c->nvalid[set]--;
+  c->ls->ver++;
   c->stats->evictions++;
   mem_emit(m, MEV_EVICT, level, MEM_RID(level, MRK_SET, set), UINT64_MAX, vline << c->line_shift,
            t, fid, false, by_prefetch);
@@ -558,12 +646,16 @@ static void cache_install(mem_sys *m, int level, uint64_t line, uint64_t t, bool
     return;
   }
   uint32_t v = 0;
-  while (v < c->ways && (tags[v] & MT_VALID)) v++;
-  if (v == c->ways) {
+  if (c->nvalid[set] < c->ways) {
+    while (tags[v] & MT_VALID) v++;
+  } else {
     v = c->repl_ops->victim(c, set);
     evict(m, level, set, v, t, fid, pf);
   }
   tags[v] = (line << MT_SHIFT) | MT_VALID | (dirty ? MT_DIRTY : 0) | (pf ? MT_PF : 0);
+  c->hb[(size_t)set * c->hstride + v] = line_hash8(line);
+  c->nvalid[set]++;
+  c->ls->ver++;
   c->repl_ops->fill(c, set, v, pf);
 }
 
@@ -578,9 +670,17 @@ static bool tlb_lookup(mem_sys *m, int which, uint64_t page) {
     for (int i = 0; i < 3; i++) memset(m->tlb[i].stamp, 0, m->tlb[i].cfg->entries * sizeof(uint32_t));
     m->st->tlb_clock = 1;
   }
+  uint32_t k = (uint32_t)page & (MEM_TLB_MEMO - 1); /* a hint, checked against the tag */
+  uint32_t mw = t->memo_way[k];
+  if (t->memo_page[k] == page + 1 && tags[mw] == page + 1) {
+    stamp[mw] = m->st->tlb_clock;
+    return true;
+  }
   for (uint32_t w = 0; w < t->ways; w++)
     if (tags[w] == page + 1) {
       stamp[w] = m->st->tlb_clock;
+      t->memo_page[k] = page + 1;
+      t->memo_way[k] = w;
       return true;
     }
   uint32_t v = 0;
@@ -588,6 +688,8 @@ static bool tlb_lookup(mem_sys *m, int which, uint64_t page) {
     if (stamp[w] < stamp[v]) v = w;
   tags[v] = page + 1;
   stamp[v] = m->st->tlb_clock;
+  t->memo_page[k] = page + 1;
+  t->memo_way[k] = v;
   return false;
 }
 
@@ -775,6 +877,7 @@ static uint32_t miss_commit(mem_sys *m, int level, uint64_t line, const req_info
   }
   if (fill != UNKNOWN) { /* every MSHR of the new chain shares the fill cycle */
     m->c[up].mshr[uidx].fill = fill;
+    lvl_touch(m->c[up].ls);
     propagate_fill(m, up, line, fill);
   }
   return top;
@@ -787,7 +890,7 @@ static void pf_issue(mem_sys *m, int level, const uint64_t *lines, uint32_t n, u
   for (uint32_t k = 0; k < n; k++) {
     uint64_t line = lines[k];
     uint32_t set;
-    if (cache_find(c, line, &set) >= 0 || mshr_find(c, line) >= 0) continue;
+    if (cache_find_memo(c, line, &set) >= 0 || mshr_find(c, line) >= 0) continue;
     probe_res pr;
     if (miss_probe(m, level, line, true, &pr) >= 0) continue;
     req_info ri = {.fid = trig_fid, .trig_fid = trig_fid, .wrong_path = wp, .pf = 1};
@@ -810,8 +913,8 @@ static void do_fill(mem_sys *m, int level, uint32_t idx, uint64_t t) {
   bool keep = true;
   if (level == ML_LLC && !c->cfg->inclusive) {
     const mem_cache *l2 = &m->c[ML_L2];
-    for (uint32_t i = 0; i < l2->cfg->mshrs && keep; i++)
-      if (l2->mline[i] == line + 1 && l2->mshr[i].chained) keep = false;
+    int i = mshr_find(l2, line);
+    if (i >= 0 && l2->mshr[i].chained) keep = false;
   }
   if (keep) cache_install(m, level, line, t, ms->dirty, ms->pf == 1, ms->fid);
   if (ms->primary) c->stats->miss_latency_sum += t - ms->alloc;
@@ -821,9 +924,8 @@ static void do_fill(mem_sys *m, int level, uint32_t idx, uint64_t t) {
   for (int u = ML_L1I; u < level; u++) {
     if (next_level(u) != level) continue;
     mem_cache *uc = &m->c[u];
-    if (!uc->ls->mshr_used) continue;
-    for (uint32_t i = 0; i < uc->cfg->mshrs; i++)
-      if (uc->mline[i] == line + 1 && uc->mshr[i].chained) do_fill(m, u, i, t);
+    int i = mshr_find(uc, line);
+    if (i >= 0 && uc->mshr[i].chained) do_fill(m, u, (uint32_t)i, t);
   }
   /* Wake the core requests waiting here. */
   for (int32_t w = ms->wait_head; w >= 0;) {
@@ -837,6 +939,7 @@ static void do_fill(mem_sys *m, int level, uint32_t idx, uint64_t t) {
   c->stats->mshr_occupancy_sum += t - ms->alloc;
   c->ls->mshr_used--;
   ms->busy = 0;
+  mshr_unlink(c, idx);
   c->mline[idx] = 0;
   ms->wait_head = -1;
   mem_emit(m, MEV_MSHR_RELEASE, level, MEM_RID(level, MRK_MSHR, idx), ms->fid,
@@ -846,6 +949,7 @@ static void do_fill(mem_sys *m, int level, uint32_t idx, uint64_t t) {
 void mem_llc_fill_known(mem_sys *m, uint32_t idx, uint64_t fill) {
   mem_mshr *ms = &m->c[ML_LLC].mshr[idx];
   ms->fill = fill;
+  lvl_touch(m->c[ML_LLC].ls);
   heap_push(m, ML_LLC, idx, fill);
   propagate_fill(m, ML_LLC, ms->line, fill);
 }
@@ -874,21 +978,46 @@ void mem_advance(mem_sys *m, uint64_t now) {
   }
 }
 
+/* Does a memoized refusal stand? Only the levels from the entry level down to the full one
+ * decided it. */
+static inline bool refusal_stands(const mem_sys *m, const mem_refusal *rf) {
+  const mem_state *st = m->st;
+  if (rf->ver[0] != st->lv[rf->level].ver) return false;
+  if (rf->blk >= ML_L2 && rf->ver[1] != st->lv[ML_L2].ver) return false;
+  if (rf->blk >= ML_LLC && rf->ver[2] != st->lv[ML_LLC].ver) return false;
+  if (rf->blk == ML_DRAM && rf->ver[3] != st->dram_ver) return false;
+  return true;
+}
+
 /* A request could not get `blk`'s resources: count it, tell the observer, pick a retry cycle. */
 static void blocked(mem_sys *m, int blk, const mem_req *req, uint64_t now, uint64_t *ready) {
   uint64_t retry = UINT64_MAX, holder = UINT64_MAX;
   if (blk == ML_DRAM) {
-    m->st->dram.queue_full_events++;
+    if (!req->retry) m->st->dram.queue_full_events++;
   } else {
     mem_cache *c = &m->c[blk];
-    c->stats->mshr_full_events++;
-    bool found = false;
-    for (uint32_t i = 0; i < c->cfg->mshrs; i++) /* the entry that frees first */
-      if (c->mshr[i].busy && (!found || c->mshr[i].fill < retry)) {
-        found = true;
-        retry = c->mshr[i].fill;
-        holder = c->mshr[i].fid;
-      }
+    if (!req->retry) c->stats->mshr_full_events++;
+    mem_lstate *ls = c->ls;
+    if (!ls->minf_ok) { /* the entry that frees first */
+      int32_t best = -1;
+      uint64_t bf = UNKNOWN;
+      for (uint32_t wd = 0; wd < c->mwords; wd++)
+        for (uint64_t b = c->mbusy[wd]; b; b &= b - 1) {
+          uint32_t i = wd * 64 + (uint32_t)__builtin_ctzll(b);
+          if (i >= c->cfg->mshrs) break;
+          if (best < 0 || c->mshr[i].fill < bf) {
+            best = (int32_t)i;
+            bf = c->mshr[i].fill;
+          }
+        }
+      ls->minf_fill = bf;
+      ls->minf_idx = best;
+      ls->minf_ok = 1;
+    }
+    if (ls->minf_idx >= 0) {
+      retry = ls->minf_fill;
+      holder = c->mshr[ls->minf_idx].fid;
+    }
   }
   if (retry == UINT64_MAX) retry = mem_next_event(m);
   if (retry == UINT64_MAX || retry <= now) retry = now + 1;
@@ -919,29 +1048,39 @@ int mem_access(mem_sys *m, const mem_req *req, uint64_t now, uint64_t *ready) {
       st->l1_bw_used[level] = 0;
     }
     if (st->l1_bw_used[level] >= bw) {
-      s->port_blocked++;
+      if (!req->retry) s->port_blocked++;
       *ready = now + 1;
       return MEM_BLOCKED;
     }
   }
   uint64_t line = req->addr >> c->line_shift;
   uint32_t set;
-  int w = cache_find(c, line, &set);
+  int w = cache_find_memo(c, line, &set);
   int j = -1;
   probe_res pr;
   if (w < 0) {
+    mem_refusal *rf = &m->refusal[(line ^ (line >> 4)) & (MEM_REFUSALS - 1)];
+    if (rf->line1 == line + 1 && rf->level == level && refusal_stands(m, rf)) {
+      blocked(m, rf->blk, req, now, ready);
+      return MEM_BLOCKED;
+    }
+    int blk = -1;
     j = mshr_find(c, line);
     if (j >= 0) {
-      if (c->mshr[j].fill == UNKNOWN && c->ls->wait_free < 0) {
-        blocked(m, level, req, now, ready);
-        return MEM_BLOCKED;
-      }
+      if (c->mshr[j].fill == UNKNOWN && c->ls->wait_free < 0) blk = level;
     } else {
-      int blk = miss_probe(m, level, line, false, &pr);
-      if (blk >= 0) {
-        blocked(m, blk, req, now, ready);
-        return MEM_BLOCKED;
-      }
+      blk = miss_probe(m, level, line, false, &pr);
+    }
+    if (blk >= 0) {
+      rf->line1 = line + 1;
+      rf->level = (uint8_t)level;
+      rf->blk = (uint8_t)blk;
+      rf->ver[0] = st->lv[level].ver;
+      rf->ver[1] = st->lv[ML_L2].ver;
+      rf->ver[2] = st->lv[ML_LLC].ver;
+      rf->ver[3] = st->dram_ver;
+      blocked(m, blk, req, now, ready);
+      return MEM_BLOCKED;
     }
   }
   /* Accepted: from here on the request changes state. */
@@ -1000,6 +1139,7 @@ int mem_access(mem_sys *m, const mem_req *req, uint64_t now, uint64_t *ready) {
       rc = MEM_DONE;
     } else {
       int32_t wi = c->ls->wait_free;
+      c->ls->ver++;
       mem_waiter *wt = &c->waiters[wi];
       c->ls->wait_free = wt->next;
       wt->tag = req->tag;

@@ -85,6 +85,8 @@ typedef struct mem_req {
   uint32_t tag;        /* the core's handle, echoed in the completion callback */
   uint8_t type;        /* MREQ_* */
   uint8_t wrong_path;  /* issued by a wrong-path instruction */
+  uint8_t retry;       /* (added) 1: the core sends again a request refused before (MEM_BLOCKED);
+                          a refused request is counted once, at its first refusal */
 } mem_req;
 
 /* Completion of a MEM_PENDING request: ready at `cycle`. */
@@ -189,9 +191,11 @@ const char *mem_rid_name(uint32_t rid, char *buf, size_t n);
  *   mshr_full_events, observer MEV_MSHR_FULL at that level); the DRAM read queue of the
  *   line's channel is full (dram queue_full_events, MEV_MSHR_FULL at level 4); the L1's
  *   `bandwidth` accesses were already accepted this cycle (port_blocked, *ready = now + 1);
- *   or, rarely, the L1's pool of pending waiters (32 per MSHR, shared) is used up. Every
- *   refused request counts (a retry refused again counts again). *ready is the earliest
- *   cycle at which the resource can have freed (>= now + 1); retrying earlier is harmless.
+ *   or, rarely, the L1's pool of pending waiters (32 per MSHR, shared) is used up. A refused
+ *   request counts once, at its first refusal: a request sent again with `retry` set is not
+ *   counted again (the observer still sees MEV_MSHR_FULL for every refusal). *ready is the
+ *   earliest cycle at which the resource can have freed (>= now + 1); retrying earlier is
+ *   harmless.
  * - Hits, misses, merges: a miss allocates an MSHR; a merge joins an MSHR already in flight
  *   for the line (Intel's FB_HIT, not counted in `misses` or MPKI); accesses = hits + misses
  *   + merges. A demand merging into a prefetch's MSHR counts pf_late at that level.

@@ -69,7 +69,12 @@ enum {
  * For every correct-path instruction and each of four stages, what it waited for last: the
  * constraint whose release let the stage proceed. `by_fid` names the flow that imposed it
  * (OOO_FID_NONE if none), `rid` the resource (OOO_RID_NONE if none), `cycle` when the stage
- * happened. */
+ * happened.
+ * Dispatch: an instruction renamed in the cycle it became available to rename (fetch cycle +
+ * frontend.fetch_to_rename) has OB_FRONTEND; one that had to wait has the rename stall in effect
+ * when it was renamed: the reason rename stopped in the last simulated cycle before, which is
+ * always a cycle in which it (or an older instruction ahead of it) was available and waiting
+ * (a cycle in which rename ran dry ends any earlier stall). */
 enum { OOO_STAGE_DISPATCH = 0, OOO_STAGE_ISSUE, OOO_STAGE_COMPLETE, OOO_STAGE_COMMIT, OOO_NSTAGE };
 
 typedef enum ooo_bind_kind {
@@ -79,11 +84,13 @@ typedef enum ooo_bind_kind {
                       front-end was recovering, rid = OOO_RID_ICACHE on an I-cache miss,
                       OOO_RID_BPRED on a BTB-miss bubble, else OOO_RID_FETCH */
   OB_ROB_FULL,     /* by_fid = ROB head */
-  OB_SCHED_FULL,   /* rid = scheduler pool; by_fid = oldest waiting micro-op's flow */
+  OB_SCHED_FULL,   /* rid = scheduler pool; by_fid = the flow of the oldest micro-op holding an entry
+                      of that pool (not yet issued) */
   OB_LQ_FULL,      /* by_fid = oldest load in the LQ */
   OB_SQ_FULL,      /* by_fid = oldest store in the SQ */
   OB_PRF_FULL,     /* rid = OOO_RID_PRF_INT / _VEC */
-  OB_WIDTH,        /* rename width used by older instructions: by_fid = previous instruction */
+  OB_WIDTH,        /* rename width used by older instructions: by_fid = previous instruction (the
+                      last one renamed in the cycle the width ran out) */
   OB_SERIAL,       /* a serializing instruction drained the machine: by_fid = it or the ROB head */
   /* issue */
   OB_DISPATCHED,   /* ready when dispatched (no operand or port wait) */
@@ -146,11 +153,14 @@ typedef struct ooo_ev {
   uint8_t wrong_path;
   uint8_t uop;         /* micro-op index within the instruction (issue/complete) */
   uint8_t uop_kind;    /* OOO_UOP_* */
-  uint8_t slots;       /* dispatch: rename slots taken */
+  uint8_t slots;       /* dispatch: rename slots taken; squash: the rename slots it had taken
+                          (0 when squashed in the fetch queue, before rename) */
   uint32_t extra;      /* squash: cause (0 branch mispredict, 1 machine clear);
+                          dispatch: OB_* kind of its dispatch binding (as in its commit event;
+                          wrong-path flows have no commit event);
                           issue: latency in cycles; complete: OB_* completion kind */
   uint64_t by_fid;     /* squash: the flow whose resolution squashed it; dispatch: the flow
-                          named by its dispatch binding */
+                          named by its dispatch binding (OOO_FID_NONE if none) */
   uint32_t rid_lq;     /* dispatch: first LQ entry taken (OOO_RID_NONE if none) */
   uint32_t rid_sq;     /* dispatch: first SQ entry taken (OOO_RID_NONE if none) */
   uint8_t n_lq, n_sq;  /* dispatch: LQ / SQ entries taken (consecutive, wrapping) */

@@ -50,9 +50,10 @@
  * and wrong-path calls and returns push and pop the RAS. History and RAS are checkpointed at
  * each correct-path branch and repaired per bpred.ras_repair on a squash. Predictors train at
  * commit. Wrong-path policies: normal; off (fetch stops at a mispredicted branch until it
- * resolves); cap (at most frontend.wrong_path_cap wrong-path instructions); confidence (a JRS
- * table of resetting counters indexed by pc ^ history marks branches low-confidence; fetch
- * stops while bpred.conf_gate of them are unresolved).
+ * resolves); cap (at most frontend.wrong_path_cap wrong-path instructions); confidence
+ * (pipeline gating, Manne et al., ISCA 1998: a JRS table of resetting counters indexed by
+ * pc ^ history marks conditional branches low-confidence; fetch stops while more than
+ * bpred.conf_gate of them are unresolved, and resumes when one resolves or is squashed).
  *
  * Top-down (Yasin's level 1 and 2 from rename slots): a filled slot is retiring if its
  * instruction commits, bad speculation if it is squashed; an empty slot is bad speculation

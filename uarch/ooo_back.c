@@ -2,6 +2,7 @@
  * register renaming, port binding, load/store queue allocation), oldest-ready-first issue,
  * completion and wakeup, memory dependences and machine clears, branch resolution and
  * squash, in-order commit, store drain, and top-down slot accounting. */
+#include <stddef.h>
 #include <string.h>
 
 #include "ooo_int.h"
@@ -168,7 +169,7 @@ static void squash_uop(ooo_model *restrict m, uint32_t slot) {
 }
 
 static void emit_squash(ooo_model *restrict m, uint64_t fid, uint64_t pc, uint32_t sid, uint32_t rid, bool wrong,
-                        uint64_t now, uint64_t by, int cause) {
+                        uint64_t now, uint64_t by, int cause, uint32_t slots) {
   ooo_ev e;
   memset(&e, 0, sizeof e);
   e.cycle = now;
@@ -179,6 +180,7 @@ static void emit_squash(ooo_model *restrict m, uint64_t fid, uint64_t pc, uint32
   e.wrong_path = wrong;
   e.extra = (uint32_t)cause;
   e.by_fid = by;
+  e.slots = (uint8_t)slots;
   m->obs->squash(m->obs_ctx, &e);
 }
 
@@ -191,7 +193,7 @@ static void squash_from(ooo_model *restrict m, uint64_t from, uint64_t now, uint
     if (q->flags & FQ_GATE) st->lowconf_n--;
     if (obs)
       emit_squash(m, q->fid, q->pc, q->tid == OOO_TID_PC ? UINT32_MAX : q->tid, OOO_RID_FETCH, q->flags & FQ_WRONG,
-                  now, by, cause);
+                  now, by, cause, 0);
   }
   st->fq_tail = st->fq_head;
   m->hp_valid = false;
@@ -217,9 +219,11 @@ static void squash_from(ooo_model *restrict m, uint64_t from, uint64_t now, uint
     st->stats.slots[cause ? OOO_SLOT_BAD_CLEAR : OOO_SLOT_BAD_BRANCH] += r->slots;
     new_uop_tail = r->uop0;
     if (obs) emit_squash(m, r->fid, r->pc, r->sid, OOO_RID_ROB + (uint32_t)(pos & m->rob_mask), r->flags & RF_WRONG,
-                         now, by, cause);
+                         now, by, cause, r->slots);
   }
   st->uop_tail = new_uop_tail;
+  for (int pl = 0; pl < OOO_NPOOL; pl++)
+    if (st->sched_cur[pl] > new_uop_tail) st->sched_cur[pl] = new_uop_tail;
   st->bck_tail = bck_tail;
   if (st->sq_unres > st->sq_tail) st->sq_unres = st->sq_tail;
   /* drop squashed loads from the load-wait list */
@@ -240,7 +244,7 @@ static void resolve_branch(ooo_model *restrict m, uint32_t robidx, uint64_t now)
   if (r->flags & RF_GATE) { /* a low-confidence branch resolved */
     r->flags &= (uint16_t)~RF_GATE;
     st->lowconf_n--;
-    if (st->fstall == FS_GATE && st->lowconf_n < m->cfg.bp.conf_gate) {
+    if (st->fstall == FS_GATE && st->lowconf_n <= m->cfg.bp.conf_gate) {
       st->fstall = FS_RUN;
       if (st->fetch_resume < now + 1) st->fetch_resume = now + 1;
     }
@@ -301,6 +305,7 @@ static bool load_lines(ooo_model *restrict m, uint32_t slot, uint64_t now, uint6
   q.tag = load_tag(m, slot);
   q.type = MREQ_LOAD;
   q.wrong_path = (r->flags & RF_WRONG) != 0;
+  q.retry = u->state == US_RETRY; /* the first line was refused before */
   while (u->addr < u->end) {
     uint64_t le = (u->addr | (m->line_bytes - 1)) + 1;
     uint64_t e = le < u->end ? le : u->end;
@@ -327,6 +332,7 @@ static bool load_lines(ooo_model *restrict m, uint32_t slot, uint64_t now, uint6
       m->rob[u->rob].flags |= RF_LOADMISS;
     }
     u->addr = e;
+    q.retry = 0;
   }
   u->state = US_ISSUED;
   if (!u->mparts) load_finish(m, slot);
@@ -668,29 +674,24 @@ void oo_complete(ooo_model *restrict m, uint32_t slot, uint64_t now) {
 
 /* ---- dispatch ----------------------------------------------------------------------------------------- */
 
+/* The plan of the fetch-queue head with its memory accesses (kept in m->hp while it waits). */
 typedef struct plan {
-  const ooo_tmpl *t;
-  uint32_t n_exec, n_ld, n_st, nu, slots;
-  uint32_t pool_need[OOO_NPOOL];
-  uint32_t n_int, n_vec, n_undo, max_links;
-  regset_t src, addr, dst;
-  bool nop, rep, pmem;
+  ooo_phdr h;
   uint64_t ld_addr[OOO_MAX_LD], ld_end[OOO_MAX_LD];
   uint64_t st_addr[OOO_MAX_ST];
   uint32_t st_size[OOO_MAX_ST];
 } plan;
 
-
 #define OOO_MAX_MERGE_BYTES 65536u
 
 static void add_store(plan *p, uint32_t max_st, uint64_t addr, uint32_t size) {
-  if (p->n_st < max_st) {
-    p->st_addr[p->n_st] = addr;
-    p->st_size[p->n_st++] = size;
+  if (p->h.n_st < max_st) {
+    p->st_addr[p->h.n_st] = addr;
+    p->st_size[p->h.n_st++] = size;
     return;
   }
   /* merge into the last entry as one range */
-  uint32_t i = p->n_st - 1;
+  uint32_t i = p->h.n_st - 1;
   uint64_t lo = p->st_addr[i] < addr ? p->st_addr[i] : addr;
   uint64_t hi = max64(p->st_addr[i] + p->st_size[i], addr + size);
   if (hi - lo > OOO_MAX_MERGE_BYTES) return; /* scattered writes: keep the first ones only */
@@ -699,6 +700,14 @@ static void add_store(plan *p, uint32_t max_st, uint64_t addr, uint32_t size) {
 }
 
 _Static_assert(sizeof(plan) <= sizeof(((ooo_model *)0)->hp), "plan cache too small");
+_Static_assert(offsetof(ooo_rob, n_vec) == offsetof(ooo_rob, n_uops) + 7 &&
+                   offsetof(ooo_rob, left) == offsetof(ooo_rob, n_uops) + 1 &&
+                   offsetof(ooo_rob, slots) == offsetof(ooo_rob, n_uops) + 2 &&
+                   offsetof(ooo_rob, n_lq) == offsetof(ooo_rob, n_uops) + 3 &&
+                   offsetof(ooo_rob, n_sq) == offsetof(ooo_rob, n_uops) + 4 &&
+                   offsetof(ooo_rob, n_undo) == offsetof(ooo_rob, n_uops) + 5 &&
+                   offsetof(ooo_rob, n_int) == offsetof(ooo_rob, n_uops) + 6,
+               "ooo_rob: n_uops .. n_vec are stored as one word");
 
 static const ooo_tmpl *fq_tmpl(ooo_model *restrict m, const ooo_fq *q) {
   return q->tid == OOO_TID_PC ? oo_tmpl_pc(m, q->pc) : oo_tmpl_sid(m, q->tid);
@@ -709,32 +718,89 @@ static const ooo_tmpl *fq_tmpl(ooo_model *restrict m, const ooo_fq *q) {
 #define OOO_MAX_REP_BYTES (4u << 20)
 #define OOO_MAX_ACCESS_BYTES 4096u
 
-static void make_plan(ooo_model *restrict m, const ooo_fq *q, const ooo_tmpl *t, plan *p) {
-  const ooo_config *c = &m->cfg;
-  p->t = t;
-  p->n_ld = p->n_st = 0;
-  p->nop = (q->mod & MOD_NOP) != 0;
-  p->pmem = (q->mod & MOD_PMEM) != 0;
-  p->rep = false;
-  if (p->nop) {
-    p->n_exec = 0;
-    p->src = p->addr = p->dst = 0;
+/* The counts of a plan from its micro-ops (n_exec, n_ld, n_st, n_int, n_vec, n_undo set). */
+static void plan_counts(const ooo_model *m, ooo_phdr *h, uint32_t nsrc) {
+  uint32_t n_exec = h->n_exec, n_ld = h->n_ld, n_st = h->n_st;
+  uint32_t nu = n_exec + n_ld + 2 * n_st;
+  h->nu = nu;
+  uint32_t slots = n_exec + n_st, W = m->cfg.core.rename_width;
+  h->slots = slots < 1 ? 1 : slots > W ? W : slots;
+  if (m->cfg.core.unified_sched) {
+    h->need[OOO_POOL_MATH] = nu;
+    h->need[OOO_POOL_LOAD] = h->need[OOO_POOL_STORE] = 0;
   } else {
-    p->n_exec = t->n_exec;
-    p->src = t->src;
-    p->addr = t->addr_src;
-    p->dst = t->dst;
+    h->need[OOO_POOL_MATH] = n_exec;
+    h->need[OOO_POOL_LOAD] = n_ld;
+    h->need[OOO_POOL_STORE] = 2 * n_st;
+  }
+  h->max_links = nu * (nsrc + n_ld + 2) + 1;
+  h->rob_counts = (uint64_t)(nu & 0xff) | (uint64_t)(nu & 0xff) << 8 | (uint64_t)(h->slots & 0xff) << 16 |
+                  (uint64_t)(n_ld & 0xff) << 24 | (uint64_t)(n_st & 0xff) << 32 | (uint64_t)(h->n_undo & 0xff) << 40 |
+                  (uint64_t)(h->n_int & 0xff) << 48 | (uint64_t)(h->n_vec & 0xff) << 56;
+  int32_t *v = h->needv;
+  memset(v, 0, sizeof h->needv);
+  v[OOO_RES_ROB] = (int32_t)h->slots;
+  v[OOO_RES_UOPS] = (int32_t)nu;
+  v[OOO_RES_LINKS] = (int32_t)h->max_links;
+  v[OOO_RES_UNDO] = (int32_t)h->n_undo;
+  for (int pl = 0; pl < OOO_NPOOL; pl++) v[OOO_RES_SCHED + pl] = (int32_t)h->need[pl];
+  v[OOO_RES_LQ] = (int32_t)n_ld;
+  v[OOO_RES_SQ] = (int32_t)n_st;
+  v[OOO_RES_INT] = (int32_t)h->n_int;
+  v[OOO_RES_VEC] = (int32_t)h->n_vec;
+}
+
+void oo_plan_static(const ooo_model *m, ooo_tmpl *t) {
+  ooo_phdr *h = &t->sp;
+  memset(h, 0, sizeof *h);
+  h->t = t;
+  h->n_exec = t->n_exec;
+  h->src = t->src;
+  h->addr = t->addr_src;
+  h->dst = t->dst;
+  h->n_int = t->n_int;
+  h->n_vec = t->n_vec;
+  h->n_undo = t->n_dst;
+  plan_counts(m, h, t->n_src);
+}
+
+static void make_plan(ooo_model *restrict m, const ooo_fq *q, const ooo_tmpl *t, plan *p) {
+  ooo_phdr *h = &p->h;
+  h->t = t;
+  uint32_t n_ld = 0;
+  h->n_st = 0;
+  bool nop = (q->mod & MOD_NOP) != 0;
+  h->nop = nop;
+  h->pmem = (q->mod & MOD_PMEM) != 0;
+  h->rep = false;
+  uint32_t nsrc;
+  if (nop) {
+    h->n_exec = nsrc = 0;
+    h->src = h->addr = h->dst = 0;
+    h->n_int = h->n_vec = h->n_undo = 0;
+  } else {
+    h->n_exec = t->n_exec;
+    nsrc = t->n_src;
+    h->src = t->src;
+    h->addr = t->addr_src;
+    h->dst = t->dst;
+    h->n_int = t->n_int;
+    h->n_vec = t->n_vec;
+    h->n_undo = t->n_dst;
     if (!(q->flags & FQ_WRONG)) {
       const ooo_win *w = oo_win(m, q->win);
-      p->rep = (t->flags & TF_REP) && (w->flags & TI_REP);
-      uint32_t lim = p->rep ? OOO_MAX_REP_BYTES : OOO_MAX_ACCESS_BYTES;
-      for (uint32_t i = 0; i < w->n_mem; i++) {
-        const trace_mem *a = &m->mem[(w->mem_pos + i) & m->mem_mask];
-        uint32_t size = a->size < lim ? a->size : lim;
-        if (a->is_store) add_store(p, m->max_st, a->addr, size);
-        else if (p->n_ld < m->max_ld) {
-          p->ld_addr[p->n_ld] = a->addr;
-          p->ld_end[p->n_ld++] = a->addr + size;
+      uint32_t nm = w->n_mem;
+      if (nm) {
+        h->rep = (t->flags & TF_REP) && (w->flags & TI_REP);
+        uint32_t lim = h->rep ? OOO_MAX_REP_BYTES : OOO_MAX_ACCESS_BYTES;
+        for (uint32_t i = 0; i < nm; i++) {
+          const trace_mem *a = &m->mem[(w->mem_pos + i) & m->mem_mask];
+          uint32_t size = a->size < lim ? a->size : lim;
+          if (a->is_store) add_store(p, m->max_st, a->addr, size);
+          else if (n_ld < m->max_ld) {
+            p->ld_addr[n_ld] = a->addr;
+            p->ld_end[n_ld++] = a->addr + size;
+          }
         }
       }
     } else {
@@ -742,53 +808,53 @@ static void make_plan(ooo_model *restrict m, const ooo_fq *q, const ooo_tmpl *t,
         uint64_t a = q->wp_addr[i];
         uint32_t sz = t->mem_size_def[i];
         if (t->mem_store_def & (1u << i)) add_store(p, m->max_st, a, a ? sz : 0);
-        else if (p->n_ld < m->max_ld) {
-          p->ld_addr[p->n_ld] = a;
-          p->ld_end[p->n_ld++] = a ? a + sz : 0;
+        else if (n_ld < m->max_ld) {
+          p->ld_addr[n_ld] = a;
+          p->ld_end[n_ld++] = a ? a + sz : 0;
         }
       }
     }
   }
-  p->nu = p->n_exec + p->n_ld + 2 * p->n_st;
-  uint32_t slots = p->n_exec + p->n_st;
-  if (slots < 1) slots = 1;
-  if (slots > c->core.rename_width) slots = c->core.rename_width;
-  p->slots = slots;
-  memset(p->pool_need, 0, sizeof p->pool_need);
-  p->pool_need[m->pool_of[OOO_UOP_EXEC]] += p->n_exec;
-  p->pool_need[m->pool_of[OOO_UOP_LOAD]] += p->n_ld;
-  p->pool_need[m->pool_of[OOO_UOP_STA]] += 2 * p->n_st;
-  p->n_int = p->nop ? 0 : t->n_int;
-  p->n_vec = p->nop ? 0 : t->n_vec;
-  p->n_undo = p->nop ? 0 : t->n_dst;
-  uint32_t nsrc = p->nop ? 0 : t->n_src;
-  p->max_links = p->nu * (nsrc + p->n_ld + 2) + 1;
+  h->n_ld = n_ld;
+  plan_counts(m, h, nsrc);
 }
 
-/* Why the instruction cannot be dispatched now (OB_NONE if it can). */
-static int check_resources(ooo_model *restrict m, const plan *p, uint32_t *rid, uint64_t *by) {
+/* The flow of the oldest micro-op holding an entry of scheduler pool `pool` (waiting to issue),
+ * OOO_FID_NONE if none. A per-pool cursor skips micro-ops that left the scheduler: they never
+ * return to it, so every micro-op is passed at most once (squashes pull the cursor back). */
+static uint64_t sched_oldest_fid(ooo_model *restrict m, uint32_t pool) {
   ooo_state *st = m->st;
+  uint64_t cur = st->sched_cur[pool] > st->uop_head ? st->sched_cur[pool] : st->uop_head;
+  for (; cur < st->uop_tail; cur++) {
+    const ooo_uop *u = &m->uops[cur & m->uop_mask];
+    if (u->pool == pool && (u->state == US_WAIT || u->state == US_READY || u->state == US_MEMWAIT)) break;
+  }
+  st->sched_cur[pool] = cur;
+  return cur < st->uop_tail ? m->rob[m->uops[cur & m->uop_mask].rob].fid : OOO_FID_NONE;
+}
+
+/* Why the instruction cannot be dispatched now (OB_NONE if it can); checked in this order.
+ * Every resource's use never exceeds its capacity, so a need of 0 always fits. */
+static int check_resources_slow(ooo_model *restrict m, const ooo_phdr *p, uint32_t *rid, uint64_t *by) {
+  const ooo_state *st = m->st;
   const ooo_core_config *c = &m->cfg.core;
-  *rid = OOO_RID_NONE;
-  *by = OOO_FID_NONE;
-  bool empty = st->rob_head == st->rob_tail;
   if (st->rob_slots + p->slots > c->rob || st->uop_tail - st->uop_head + p->nu > m->uop_mask + 1 ||
       st->link_avail < p->max_links || st->undo_tail - st->undo_head + p->n_undo > m->undo_mask + 1) {
     *rid = OOO_RID_ROB;
-    if (!empty) *by = oo_rob(m, st->rob_head)->fid;
+    if (st->rob_head != st->rob_tail) *by = oo_rob(m, st->rob_head)->fid;
     return OB_ROB_FULL;
   }
-  for (int pl = 0; pl < OOO_NPOOL; pl++)
-    if (p->pool_need[pl] && st->sched_used[pl] + p->pool_need[pl] > m->sched_cap[pl]) {
-      *rid = OOO_RID_SCHED + (uint32_t)pl * OOO_RID_POOL_STRIDE;
+  for (uint32_t pl = 0; pl < OOO_NPOOL; pl++)
+    if (st->sched_used[pl] + p->need[pl] > m->sched_cap[pl]) {
+      *rid = OOO_RID_SCHED + pl * OOO_RID_POOL_STRIDE;
       return OB_SCHED_FULL;
     }
-  if (p->n_ld && st->lq_tail - st->lq_head + p->n_ld > c->lq) {
+  if (st->lq_tail - st->lq_head + p->n_ld > c->lq) {
     *rid = OOO_RID_LQ;
     *by = m->lq[st->lq_head & m->lq_mask];
     return OB_LQ_FULL;
   }
-  if (p->n_st && st->sq_tail - st->sq_head + p->n_st > c->sq) {
+  if (st->sq_tail - st->sq_head + p->n_st > c->sq) {
     *rid = OOO_RID_SQ;
     *by = m->sq[st->sq_head & m->sq_mask].fid;
     return OB_SQ_FULL;
@@ -804,56 +870,115 @@ static int check_resources(ooo_model *restrict m, const plan *p, uint32_t *rid, 
   return OB_NONE;
 }
 
-/* Dedupe list of producers of one micro-op. */
+/* The free amount of every dispatch resource (OOO_RES_* lanes), taken at the start of a rename
+ * cycle and kept up to date as instructions are renamed (nothing else takes resources then). */
+typedef int32_t oo_v4 __attribute__((vector_size(16)));
+typedef struct oo_free {
+  oo_v4 v[OOO_NRES / 4];
+  bool ok;
+} oo_free;
+
+static void free_take(const ooo_model *m, oo_free *f) {
+  const ooo_state *st = m->st;
+  const ooo_core_config *c = &m->cfg.core;
+  int32_t a[OOO_NRES] = {0};
+  a[OOO_RES_ROB] = (int32_t)(c->rob - st->rob_slots);
+  a[OOO_RES_UOPS] = (int32_t)((uint64_t)m->uop_mask + 1 - (st->uop_tail - st->uop_head));
+  a[OOO_RES_LINKS] = (int32_t)st->link_avail;
+  a[OOO_RES_UNDO] = (int32_t)((uint64_t)m->undo_mask + 1 - (st->undo_tail - st->undo_head));
+  for (int pl = 0; pl < OOO_NPOOL; pl++) a[OOO_RES_SCHED + pl] = (int32_t)(m->sched_cap[pl] - st->sched_used[pl]);
+  a[OOO_RES_LQ] = (int32_t)(c->lq - (st->lq_tail - st->lq_head));
+  a[OOO_RES_SQ] = (int32_t)(c->sq - (st->sq_tail - st->sq_head));
+  a[OOO_RES_INT] = (int32_t)st->int_free;
+  a[OOO_RES_VEC] = (int32_t)st->vec_free;
+  memcpy(f->v, a, sizeof a);
+  f->ok = true;
+}
+
+/* Why the instruction cannot be dispatched now (OB_NONE if it can): all resources compared at
+ * once; the slow path names the first short one in check order. */
+static inline int check_resources(ooo_model *restrict m, oo_free *f, const ooo_phdr *p, uint32_t *rid, uint64_t *by) {
+  if (!f->ok) free_take(m, f);
+  oo_v4 n[OOO_NRES / 4];
+  memcpy(n, p->needv, sizeof n);
+  oo_v4 gt = n[0] > f->v[0];
+  for (int k = 1; k < OOO_NRES / 4; k++) gt |= n[k] > f->v[k];
+  uint64_t w[2];
+  memcpy(w, &gt, sizeof w);
+  if (__builtin_expect(!(w[0] | w[1]), 1)) return OB_NONE;
+  return check_resources_slow(m, p, rid, by);
+}
+
+/* Resources taken by a renamed instruction (links: as many as it really took). */
+static inline void free_sub(const ooo_model *m, oo_free *f, const ooo_phdr *p) {
+  oo_v4 n[OOO_NRES / 4];
+  memcpy(n, p->needv, sizeof n);
+  for (int k = 0; k < OOO_NRES / 4; k++) f->v[k] -= n[k];
+  f->v[OOO_RES_LINKS / 4][OOO_RES_LINKS % 4] = (int32_t)m->st->link_avail;
+}
+
+/* Dedupe list of the producers of one micro-op. */
 typedef struct srcset {
   uint32_t prod[24];
   uint32_t n;
 } srcset;
 
-static void dep_on(ooo_model *restrict m, srcset *ss, uint32_t prod, uint32_t cons) {
+/* Micro-op cons waits for producer prod (once per producer). */
+static inline void dep_on(ooo_model *restrict m, srcset *ss, uint32_t prod, uint32_t cons) {
   for (uint32_t i = 0; i < ss->n; i++)
     if (ss->prod[i] == prod) return;
   if (ss->n < WI_ARRAY_LEN(ss->prod)) ss->prod[ss->n++] = prod;
-  link_add(m, prod, cons);
-  m->uops[cons].pending++;
+  ooo_state *st = m->st;
+  ooo_uop *restrict uops = m->uops;
+  uint32_t n = st->link_free;
+  ooo_link *l = &m->links[n];
+  st->link_free = l->next;
+  st->link_avail--;
+  l->cons = cons;
+  l->cons_seq = uops[cons].seq;
+  l->next = uops[prod].dep_head;
+  uops[prod].dep_head = n;
+  uops[cons].pending++;
 }
 
-static void dep_regs(ooo_model *restrict m, srcset *ss, regset_t regs, uint32_t cons) {
+/* Micro-op cons reads registers regs: wait for their producers still in flight. */
+static inline void dep_regs(ooo_model *restrict m, srcset *ss, regset_t regs, uint32_t cons) {
+  const ooo_uop *restrict uops = m->uops;
   while (regs) {
     int r = __builtin_ctzll(regs);
     regs &= regs - 1;
     const ooo_map *e = &m->map[r];
     if (!e->seq) continue;
-    const ooo_uop *p = &m->uops[e->slot];
+    const ooo_uop *p = &uops[e->slot];
     if (p->seq != e->seq || p->state == US_DONE) continue;
     dep_on(m, ss, e->slot, cons);
   }
 }
 
-static inline uint32_t bind_port(ooo_model *restrict m, uint32_t mask) {
-  ooo_state *st = m->st;
-  if (!(mask & (mask - 1))) {
-    uint32_t p = (uint32_t)__builtin_ctz(mask);
-    st->port_queued[p]++;
-    return p;
-  }
-  uint32_t best = 0, bq = UINT32_MAX;
-  for (uint32_t b = mask; b; b &= b - 1) {
-    uint32_t p = (uint32_t)__builtin_ctz(b);
-    if (st->port_queued[p] < bq) {
-      bq = st->port_queued[p];
-      best = p;
+static inline uint32_t bind_port(ooo_state *restrict st, uint32_t mask) {
+  uint32_t best = (uint32_t)__builtin_ctz(mask);
+  if (mask & (mask - 1)) { /* the least loaded allowed port, lowest number on ties */
+    uint32_t bq = st->port_queued[best];
+    for (uint32_t b = mask & (mask - 1); b; b &= b - 1) {
+      uint32_t p = (uint32_t)__builtin_ctz(b);
+      if (st->port_queued[p] < bq) {
+        bq = st->port_queued[p];
+        best = p;
+      }
     }
   }
   st->port_queued[best]++;
   return best;
 }
 
+/* A new micro-op at the tail of the ring (state US_WAIT, no sources yet). */
 static inline uint32_t new_uop(ooo_model *restrict m, uint32_t robidx, int kind, uint32_t ports, uint32_t lat,
                                uint32_t occ, uint32_t cls, uint32_t idx, uint64_t now) {
   ooo_state *st = m->st;
   uint32_t slot = (uint32_t)(st->uop_tail++ & m->uop_mask);
   ooo_uop *u = &m->uops[slot];
+  uint32_t pl = m->pool_of[kind];
+  uint32_t port = bind_port(st, ports);
   u->seq = ++st->uop_seq;
   u->ready_cycle = now + 1;
   u->rob = robidx;
@@ -862,18 +987,14 @@ static inline uint32_t new_uop(ooo_model *restrict m, uint32_t robidx, int kind,
   u->ready_by = OOO_NIL;
   u->lat = (uint16_t)(lat > 65535 ? 65535 : lat);
   u->occ = (uint16_t)(occ > 65535 ? 65535 : occ);
-  u->small[0] = u->small[1] = 0;
-  u->kind = (uint8_t)kind;
-  u->state = US_WAIT;
-  u->cls = (uint8_t)cls;
-  u->idx = (uint8_t)idx;
+  /* kind, port, state, pending, cls, pool, idx, bind_kind | the rest zero */
+  u->small[0] = (uint64_t)(uint32_t)kind | (uint64_t)port << 8 | (uint64_t)US_WAIT << 16 | (uint64_t)cls << 32 |
+                (uint64_t)pl << 40 | (uint64_t)idx << 48;
+  u->small[1] = 0;
   u->bind_by = OOO_FID_NONE;
   u->fwd_fid = OOO_FID_NONE;
-  uint32_t pl = m->pool_of[kind];
-  u->pool = (uint8_t)pl;
   u->sched_id = m->sched_free[pl][m->sched_cap[pl] - st->sched_used[pl] - 1];
   st->sched_used[pl]++;
-  u->port = (uint8_t)bind_port(m, ports);
   return slot;
 }
 
@@ -887,10 +1008,12 @@ static void apply_lat_mod(const ooo_fq *q, ooo_uop *u) {
 }
 
 /* Rename and dispatch fetch-queue head q (resources were checked). */
-static void dispatch_one(ooo_model *restrict m, ooo_fq *q, const plan *p, uint64_t now, const ooo_bind *bind) {
+static void dispatch_one(ooo_model *restrict m, ooo_fq *q, const ooo_phdr *p, const plan *pm, uint64_t now,
+                         const ooo_bind *bind) {
   ooo_state *st = m->st;
   const ooo_config *c = &m->cfg;
   const ooo_tmpl *t = p->t;
+  ooo_uop *restrict uops = m->uops;
   bool wrong = (q->flags & FQ_WRONG) != 0;
   uint64_t pos = st->rob_tail++;
   uint32_t ri = (uint32_t)(pos & m->rob_mask);
@@ -909,14 +1032,7 @@ static void dispatch_one(ooo_model *restrict m, ooo_fq *q, const plan *p, uint64
   r->bck = q->bck;
   r->flags = (uint16_t)((wrong ? RF_WRONG : 0) | (t->br ? RF_BRANCH : 0) | ((q->flags & FQ_MISPRED) ? RF_MISPRED : 0) |
                         ((t->flags & TF_SERIAL) && !p->nop ? RF_SERIAL : 0) | ((q->flags & FQ_GATE) ? RF_GATE : 0));
-  r->n_uops = (uint8_t)p->nu;
-  r->left = (uint8_t)p->nu;
-  r->slots = (uint8_t)p->slots;
-  r->n_lq = (uint8_t)p->n_ld;
-  r->n_sq = (uint8_t)p->n_st;
-  r->n_undo = (uint8_t)p->n_undo;
-  r->n_int = (uint8_t)p->n_int;
-  r->n_vec = (uint8_t)p->n_vec;
+  memcpy(&r->n_uops, &p->rob_counts, 8); /* n_uops, left, slots, n_lq, n_sq, n_undo, n_int, n_vec */
   r->br = t->br;
   r->miss = 0;
   r->last_uop = OOO_NIL;
@@ -925,45 +1041,51 @@ static void dispatch_one(ooo_model *restrict m, ooo_fq *q, const plan *p, uint64
   st->int_free -= p->n_int;
   st->vec_free -= p->n_vec;
   uint64_t sq_at = st->sq_tail;
+  const uint32_t cls = t->cls;
+  uint32_t idx = 0;
 
   /* Loads. */
   uint32_t ld[OOO_MAX_LD];
-  uint32_t idx = 0;
-  bool mdp = false;
-  if (!wrong && p->n_ld) {
-    if (c->core.mem_dep == MDP_CONSERVATIVE) mdp = true;
-    else if (c->core.mem_dep == MDP_PREDICT) {
-      if (now - st->mdp_epoch >= c->core.mdp_reset) {
-        memset(m->mdp, 0, (size_t)1 << c->core.mdp_bits);
-        st->mdp_epoch = now - (now - st->mdp_epoch) % c->core.mdp_reset;
+  if (p->n_ld) {
+    bool mdp = false;
+    if (!wrong) {
+      if (c->core.mem_dep == MDP_CONSERVATIVE) mdp = true;
+      else if (c->core.mem_dep == MDP_PREDICT) {
+        if (now - st->mdp_epoch >= c->core.mdp_reset) {
+          memset(m->mdp, 0, (size_t)1 << c->core.mdp_bits);
+          st->mdp_epoch = now - (now - st->mdp_epoch) % c->core.mdp_reset;
+        }
+        mdp = m->mdp[mdp_index(m, q->pc)] != 0;
       }
-      mdp = m->mdp[mdp_index(m, q->pc)] != 0;
     }
-  }
-  for (uint32_t i = 0; i < p->n_ld; i++) {
-    uint64_t a = p->ld_addr[i], e = p->ld_end[i];
-    uint32_t occ = 1;
-    if (p->rep && e > a) occ = (uint32_t)((e - a + c->core.rep_bytes_per_cycle - 1) / c->core.rep_bytes_per_cycle);
-    uint32_t s = new_uop(m, ri, OOO_UOP_LOAD, c->ports.load, 0, occ, t->cls, idx++, now);
-    ooo_uop *u = &m->uops[s];
-    u->addr = a;
-    u->end = e;
-    u->sq_at = sq_at;
-    u->mdp = mdp;
-    if (p->pmem) u->pmem = 1;
-    u->dep_sq = !wrong && e > a ? find_dep_store(m, a, e) : UINT64_MAX;
-    srcset ss;
-    ss.n = 0;
-    dep_regs(m, &ss, p->addr, s);
-    m->lq[st->lq_tail++ & m->lq_mask] = q->fid;
-    ld[i] = s;
+    for (uint32_t i = 0; i < p->n_ld; i++) {
+      uint64_t a = pm->ld_addr[i], e = pm->ld_end[i];
+      uint32_t occ = 1;
+      if (p->rep && e > a) occ = (uint32_t)((e - a + c->core.rep_bytes_per_cycle - 1) / c->core.rep_bytes_per_cycle);
+      uint32_t s = new_uop(m, ri, OOO_UOP_LOAD, c->ports.load, 0, occ, cls, idx++, now);
+      ooo_uop *u = &uops[s];
+      u->addr = a;
+      u->end = e;
+      u->sq_at = sq_at;
+      u->mdp = mdp;
+      if (p->pmem) u->pmem = 1;
+      u->dep_sq = !wrong && e > a ? find_dep_store(m, a, e) : UINT64_MAX;
+      if (p->addr) {
+        srcset ss;
+        ss.n = 0;
+        dep_regs(m, &ss, p->addr, s);
+      }
+      m->lq[st->lq_tail++ & m->lq_mask] = q->fid;
+      ld[i] = s;
+      if (!u->pending) make_ready(m, s);
+    }
   }
   /* Computation chain. */
   uint32_t prev = OOO_NIL;
   for (uint32_t k = 0; k < p->n_exec; k++) {
     const ooo_uop_spec *sp = &t->exec[k];
     uint32_t lat = sp->latency + (k == 0 && p->rep ? c->core.rep_startup : 0);
-    uint32_t s = new_uop(m, ri, OOO_UOP_EXEC, sp->ports, lat, sp->occupancy, t->cls, idx++, now);
+    uint32_t s = new_uop(m, ri, OOO_UOP_EXEC, sp->ports, lat, sp->occupancy, cls, idx++, now);
     srcset ss;
     ss.n = 0;
     if (k == 0) {
@@ -972,43 +1094,52 @@ static void dispatch_one(ooo_model *restrict m, ooo_fq *q, const plan *p, uint64
     } else {
       dep_on(m, &ss, prev, s);
     }
-    if (t->br && k == p->n_exec - 1) m->uops[s].br = 1;
+    if (t->br && k == p->n_exec - 1) uops[s].br = 1;
     prev = s;
   }
   uint32_t result = prev != OOO_NIL ? prev : (p->n_ld ? ld[p->n_ld - 1] : OOO_NIL);
   if (result != OOO_NIL) {
-    ooo_uop *u = &m->uops[result];
+    ooo_uop *u = &uops[result];
     u->last = 1;
-    if (u->kind == OOO_UOP_LOAD) {
-      if ((q->mod & MOD_LAT) && q->lat_set >= 0) {
-        u->pmem = 2;
-        u->lat = (uint16_t)(q->lat_set > 65535 ? 65535 : q->lat_set);
-      } else if (q->mod & MOD_LAT) {
-        u->lat = (uint16_t)(q->lat_add > 0 ? (q->lat_add > 65535 ? 65535 : q->lat_add) : 0);
+    if (q->mod & MOD_LAT) {
+      if (u->kind == OOO_UOP_LOAD) {
+        if (q->lat_set >= 0) {
+          u->pmem = 2;
+          u->lat = (uint16_t)(q->lat_set > 65535 ? 65535 : q->lat_set);
+        } else {
+          u->lat = (uint16_t)(q->lat_add > 0 ? (q->lat_add > 65535 ? 65535 : q->lat_add) : 0);
+        }
+      } else {
+        apply_lat_mod(q, u);
       }
-    } else {
-      apply_lat_mod(q, u);
     }
+  }
+  /* The computation micro-ops are ready once their sources are (the latency change above
+   * applies before they can issue). */
+  for (uint32_t k = p->n_ld; k < idx; k++) {
+    uint32_t s = (uint32_t)((r->uop0 + k) & m->uop_mask);
+    if (!uops[s].pending) make_ready(m, s);
   }
   /* Stores. */
   for (uint32_t i = 0; i < p->n_st; i++) {
     uint64_t spos = st->sq_tail++;
     uint32_t si = (uint32_t)(spos & m->sq_mask);
-    uint32_t sa = new_uop(m, ri, OOO_UOP_STA, c->ports.sta, c->core.agu_latency, 1, t->cls, idx++, now);
+    uint32_t sa = new_uop(m, ri, OOO_UOP_STA, c->ports.sta, c->core.agu_latency, 1, cls, idx++, now);
     srcset ss;
     ss.n = 0;
     dep_regs(m, &ss, p->addr, sa);
-    uint32_t sd = new_uop(m, ri, OOO_UOP_STD, c->ports.std, c->core.std_latency, 1, t->cls, idx++, now);
-    srcset ss2;
-    ss2.n = 0;
+    uint32_t sd = new_uop(m, ri, OOO_UOP_STD, c->ports.std, c->core.std_latency, 1, cls, idx++, now);
+    ss.n = 0;
     if (prev != OOO_NIL) {
-      dep_on(m, &ss2, prev, sd);
+      dep_on(m, &ss, prev, sd);
     } else {
-      dep_regs(m, &ss2, p->src, sd);
-      for (uint32_t k = 0; k < p->n_ld; k++) dep_on(m, &ss2, ld[k], sd);
+      dep_regs(m, &ss, p->src, sd);
+      for (uint32_t k = 0; k < p->n_ld; k++) dep_on(m, &ss, ld[k], sd);
     }
-    m->uops[sa].sq = si;
-    m->uops[sd].sq = si;
+    uops[sa].sq = si;
+    uops[sd].sq = si;
+    if (!uops[sa].pending) make_ready(m, sa);
+    if (!uops[sd].pending) make_ready(m, sd);
     ooo_sq *s = &m->sq[si];
     s->viol_seq = 0;
     s->drain_next = 0;
@@ -1017,14 +1148,14 @@ static void dispatch_one(ooo_model *restrict m, ooo_fq *q, const plan *p, uint64
     s->parts = 0;
     s->std_done = 0;
     s->filt = 0;
-    s->addr = p->st_addr[i];
-    s->size = p->st_size[i];
+    s->addr = pm->st_addr[i];
+    s->size = pm->st_size[i];
     s->fid = q->fid;
     s->pc = q->pc;
     s->sid = t->sid;
     s->sta_cycle = UINT64_MAX;
     s->done = UINT64_MAX;
-    s->std_seq = m->uops[sd].seq;
+    s->std_seq = uops[sd].seq;
     s->std_slot = sd;
     s->state = SQS_INFLIGHT;
     s->wrong_path = wrong;
@@ -1042,29 +1173,30 @@ static void dispatch_one(ooo_model *restrict m, ooo_fq *q, const plan *p, uint64
   /* Rename destinations. */
   if (p->dst) {
     ooo_map alias = {0, 0, 0};
-    if ((t->flags & TF_MOVE) && !p->nop) alias = m->map[__builtin_ctzll(p->src)];
+    bool move = (t->flags & TF_MOVE) && !p->nop;
+    if (move) alias = m->map[__builtin_ctzll(p->src)];
+    ooo_map now_map = {0, 0, 0};
+    if (result != OOO_NIL) {
+      now_map.seq = uops[result].seq;
+      now_map.slot = result;
+    } else if (move) {
+      now_map = alias;
+    }
     regset_t d = p->dst;
+    uint64_t ut = st->undo_tail;
     while (d) {
       int reg = __builtin_ctzll(d);
       d &= d - 1;
-      ooo_undo *un = &m->undo[st->undo_tail++ & m->undo_mask];
+      ooo_undo *un = &m->undo[ut++ & m->undo_mask];
       un->old = m->map[reg];
       un->reg = (uint32_t)reg;
-      ooo_map *e = &m->map[reg];
-      if (result != OOO_NIL) {
-        e->seq = m->uops[result].seq;
-        e->slot = result;
-      } else if ((t->flags & TF_MOVE) && !p->nop) {
-        *e = alias;
-      } else {
-        e->seq = 0;
-        e->slot = 0;
-      }
+      m->map[reg] = now_map;
     }
+    st->undo_tail = ut;
   }
   if (r->flags & RF_SERIAL) st->serial_fid = q->fid;
   st->stats.dispatched[wrong ? 1 : 0]++;
-  if (!wrong && st->recovering) st->recovering = 0;
+  if (!wrong) st->recovering = 0;
   if (m->obs && m->obs->dispatch) {
     ooo_ev e;
     memset(&e, 0, sizeof e);
@@ -1073,8 +1205,8 @@ static void dispatch_one(ooo_model *restrict m, ooo_fq *q, const plan *p, uint64
     e.pc = q->pc;
     e.sid = t->sid;
     e.rid = OOO_RID_ROB + ri;
-    e.rid2 = p->nu ? OOO_RID_SCHED + m->uops[r->uop0 & m->uop_mask].pool * OOO_RID_POOL_STRIDE +
-                         m->uops[r->uop0 & m->uop_mask].sched_id
+    e.rid2 = p->nu ? OOO_RID_SCHED + uops[r->uop0 & m->uop_mask].pool * OOO_RID_POOL_STRIDE +
+                         uops[r->uop0 & m->uop_mask].sched_id
                    : OOO_RID_NONE;
     e.wrong_path = wrong;
     e.slots = (uint8_t)p->slots;
@@ -1086,24 +1218,12 @@ static void dispatch_one(ooo_model *restrict m, ooo_fq *q, const plan *p, uint64
     e.extra = bind ? bind->kind : OB_NONE;
     m->obs->dispatch(m->obs_ctx, &e);
   }
-  /* Micro-ops with every source ready go to their port's ready set (they issue from the
-   * next cycle on: issue runs before rename within a cycle). */
-  for (uint32_t k = 0; k < p->nu; k++) {
-    uint32_t s = (uint32_t)((r->uop0 + k) & m->uop_mask);
-    if (m->uops[s].pending == 0) make_ready(m, s);
-  }
   if (!p->nu) { /* eliminated, nop: complete at rename (a nop one cycle later) */
-    r->flags |= RF_DONE;
+    r->flags |= RF_DONE | RF_EXECUTED;
     r->done_cycle = now + (p->nop ? 1 : 0);
-    if (r->flags & RF_EXECUTED) {
-    } else {
-      r->flags |= RF_EXECUTED;
-      st->stats.executed[wrong ? 1 : 0]++;
-    }
+    st->stats.executed[wrong ? 1 : 0]++;
     if (m->obs && m->obs->complete) emit_complete(m, r, NULL, r->done_cycle);
-    if (r->flags & RF_MISPRED) { /* cannot happen (nop implies a perfect prediction) */
-      r->flags &= (uint16_t)~RF_MISPRED;
-    }
+    r->flags &= (uint16_t)~RF_MISPRED; /* cannot happen (a nop implies a perfect prediction) */
   }
 }
 
@@ -1135,6 +1255,8 @@ void oo_dispatch(ooo_model *restrict m, uint64_t now) {
   int stop = OB_NONE;
   uint32_t rid = OOO_RID_NONE;
   uint64_t by = OOO_FID_NONE;
+  oo_free fr = {0};
+  fr.ok = false;
   st->disp_wait = 0;
   while (used < W) {
     if (st->fq_head == st->fq_tail) {
@@ -1148,18 +1270,29 @@ void oo_dispatch(ooo_model *restrict m, uint64_t now) {
       st->disp_wait = 2;
       break;
     }
-    plan *pp = (plan *)m->hp;
-    if (!m->hp_valid || m->hp_pos != st->fq_head || m->hp_fid != q->fid) {
-      make_plan(m, q, fq_tmpl(m, q), pp);
-      m->hp_valid = true;
-      m->hp_pos = st->fq_head;
-      m->hp_fid = q->fid;
+    const ooo_phdr *pl;
+    const plan *pm = NULL;
+    if (m->hp_valid && m->hp_pos == st->fq_head && m->hp_fid == q->fid) {
+      pm = (const plan *)m->hp;
+      pl = &pm->h;
+    } else {
+      const ooo_tmpl *qt = fq_tmpl(m, q);
+      bool mem = (q->flags & FQ_WRONG) ? qt->n_mem_def != 0 : oo_win(m, q->win)->n_mem != 0;
+      if (!q->mod && !mem) { /* the template's static plan */
+        pl = &qt->sp;
+      } else {
+        plan *pp = (plan *)m->hp;
+        make_plan(m, q, qt, pp);
+        m->hp_valid = true;
+        m->hp_pos = st->fq_head;
+        m->hp_fid = q->fid;
+        pm = pp;
+        pl = &pp->h;
+      }
     }
-    const plan *const pl = pp;
     const ooo_tmpl *t = pl->t;
     if (used && used + pl->slots > W) {
-      stop = OB_WIDTH;
-      by = st->last_commit_fid;
+      stop = OB_WIDTH; /* by: the previous instruction, dispatched this cycle */
       break;
     }
     if (st->serial_fid != OOO_FID_NONE) {
@@ -1174,9 +1307,11 @@ void oo_dispatch(ooo_model *restrict m, uint64_t now) {
       st->disp_wait = 1;
       break;
     }
-    stop = check_resources(m, pl, &rid, &by);
+    rid = OOO_RID_NONE;
+    by = OOO_FID_NONE;
+    stop = check_resources(m, &fr, pl, &rid, &by);
     if (stop != OB_NONE) {
-      if (stop == OB_SCHED_FULL && st->rob_head < st->rob_tail) by = oo_rob(m, st->rob_head)->fid;
+      if (stop == OB_SCHED_FULL && m->obs) by = sched_oldest_fid(m, (rid - OOO_RID_SCHED) / OOO_RID_POOL_STRIDE);
       st->disp_wait = 1;
       break;
     }
@@ -1188,14 +1323,19 @@ void oo_dispatch(ooo_model *restrict m, uint64_t now) {
         b.kind = OB_FRONTEND;
         b.rid = q->fe_rid;
         b.by_fid = q->fe_by;
-      } else {
-        b.kind = st->stall.kind ? st->stall.kind : OB_FRONTEND;
+      } else if (st->stall.kind) { /* it waited: for the stall in effect */
+        b.kind = st->stall.kind;
         b.rid = st->stall.rid;
         b.by_fid = st->stall.by_fid;
+      } else { /* (no stall recorded since it arrived: its delivery) */
+        b.kind = OB_FRONTEND;
+        b.rid = q->fe_rid;
+        b.by_fid = q->fe_by;
       }
       bp = &b;
     }
-    dispatch_one(m, q, pl, now, bp);
+    dispatch_one(m, q, pl, pm, now, bp);
+    free_sub(m, &fr, pl);
     m->hp_valid = false;
     st->fq_head++;
     used += pl->slots;
@@ -1208,10 +1348,14 @@ void oo_dispatch(ooo_model *restrict m, uint64_t now) {
       st->stall.kind = OB_WIDTH;
       st->stall.rid = OOO_RID_RENAME;
       st->stall.by_fid = by;
+    } else {
+      st->stall.kind = OB_NONE; /* nobody waits: any earlier stall is over */
     }
     stop = OB_NONE;
     st->disp_wait = 0;
-  } else if (stop != OB_FRONTEND) {
+  } else if (stop == OB_FRONTEND) {
+    st->stall.kind = OB_NONE; /* nothing available waits: any earlier stall is over */
+  } else {
     st->stall.kind = (uint8_t)stop;
     st->stall.rid = stop == OB_WIDTH ? OOO_RID_RENAME : rid;
     st->stall.by_fid = by;
@@ -1406,6 +1550,7 @@ void oo_drain(ooo_model *restrict m, uint64_t now) {
     q.tag = ((uint32_t)TAG_STORE << 30) | (uint32_t)(pos & m->sq_mask);
     q.type = MREQ_STORE;
     q.wrong_path = 0;
+    q.retry = s->retry != 0; /* drain_next was refused before */
     while (budget && s->drain_next < end) {
       uint64_t le = (s->drain_next | (m->line_bytes - 1)) + 1;
       uint64_t e = le < end ? le : end;
@@ -1423,6 +1568,8 @@ void oo_drain(ooo_model *restrict m, uint64_t now) {
         s->parts++;
       }
       s->drain_next = e;
+      s->retry = 0; /* (it was <= now: no effect on timing) */
+      q.retry = 0;
       budget--;
     }
     if (s->drain_next >= end) st->sq_drain++;

@@ -291,7 +291,8 @@ void ooo_config_default(ooo_config *c) {
   spec1(&u[IC_FP_MUL], "P0 P1", 4, 1);
   spec1(&u[IC_FMA], "P0 P1", 4, 1);
   spec1(&u[IC_FP_DIV], "P0", 13, 8);
-  spec1(&u[IC_SHUFFLE], "P1 P5", 1, 1);
+  spec1(&u[IC_SHUFFLE], "P1 P5", 1, 1);  /* in-lane */
+  spec1(&u[IC_PERMUTE], "P5", 3, 1);     /* cross-lane: port 5 only */
   spec1(&u[IC_CONVERT], "P0 P1", 4, 1);
   spec1(&u[IC_STRING], alu, 1, 1);
   u[IC_GATHER].n = 2;

@@ -125,7 +125,7 @@ void oo_redirect(ooo_model *restrict m, uint64_t now, uint64_t fid, uint64_t win
   st->wrong = false;
   st->win_fetch = win_pos;
   /* older low-confidence branches may still hold the gate */
-  st->fstall = st->lowconf_n && st->lowconf_n >= m->cfg.bp.conf_gate ? FS_GATE : FS_RUN;
+  st->fstall = st->lowconf_n > m->cfg.bp.conf_gate ? FS_GATE : FS_RUN;
   st->fetch_resume = now + (penalty ? penalty : 1);
   st->ic_line = UINT64_MAX;
   st->ic_gen++;
@@ -157,8 +157,10 @@ static bool icache_access(ooo_model *restrict m, uint64_t now, uint64_t pc, uint
   r.tag = ((uint32_t)TAG_IFETCH << 30) | (st->ic_gen & 0x3fffffffu);
   r.type = MREQ_IFETCH;
   r.wrong_path = st->wrong;
+  r.retry = st->ic_refused == line + 1;
   uint64_t ready = now;
   int rc = mem_access(m->memsys, &r, now, &ready);
+  st->ic_refused = rc == MEM_BLOCKED ? line + 1 : 0;
   st->ic_line = line;
   if (rc == MEM_DONE) {
     if (ready <= now + m->l1i_lat) return true;
@@ -383,7 +385,7 @@ void oo_fetch(ooo_model *restrict m, uint64_t now) {
       }
       if (t->br == BR_COND && fc->wrong_path == WP_CONFIDENCE && !perfect && !bp_conf_high(m->conf, bc, conf_idx)) {
         q->flags |= FQ_GATE;
-        if (++st->lowconf_n >= bc->conf_gate) {
+        if (++st->lowconf_n > bc->conf_gate) { /* more than N unresolved: gate fetch */
           st->fstall = FS_GATE;
           stop = true;
         }

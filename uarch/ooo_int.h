@@ -53,6 +53,31 @@ enum {
   TF_NOCODE = 1 << 6,   /* no code bytes at this PC (wrong path ends) */
 };
 
+/* Dispatch resources in the order rename checks them (the first short one is the stop reason). */
+enum {
+  OOO_RES_ROB = 0, OOO_RES_UOPS, OOO_RES_LINKS, OOO_RES_UNDO, /* OB_ROB_FULL */
+  OOO_RES_SCHED,                                               /* + pool: OB_SCHED_FULL */
+  OOO_RES_LQ = OOO_RES_SCHED + OOO_NPOOL, OOO_RES_SQ, OOO_RES_INT, OOO_RES_VEC,
+  OOO_NRES_USED,
+  OOO_NRES = 12                                                /* lanes (a multiple of 4) */
+};
+_Static_assert(OOO_NRES_USED <= OOO_NRES, "dispatch resource lanes");
+
+/* What renaming an instruction takes apart from the addresses of its memory accesses. The plan
+ * of an instruction without memory accesses or modifications is static and comes with its
+ * template; others are computed when the instruction reaches the fetch-queue head (make_plan in
+ * ooo_back.c). */
+typedef struct ooo_phdr {
+  const struct ooo_tmpl *t;
+  uint32_t n_exec, n_ld, n_st, nu, slots;
+  uint32_t need[OOO_NPOOL];   /* scheduler entries per pool */
+  uint32_t n_int, n_vec, n_undo, max_links;
+  uint64_t rob_counts;        /* the ROB entry's n_uops .. n_vec bytes, ready to store */
+  regset_t src, addr, dst;
+  bool nop, rep, pmem;
+  int32_t needv[OOO_NRES];    /* what it takes of each dispatch resource (OOO_RES_*) */
+} ooo_phdr;
+
 typedef struct ooo_tmpl {
   uint64_t pc, target;
   regset_t src, addr_src, dst;
@@ -68,6 +93,7 @@ typedef struct ooo_tmpl {
   uint16_t mem_size_def[2];
   ooo_uop_spec exec[OOO_MAX_CLASS_UOPS];
   const dec_insn *di;       /* decoded record (pointer into the trace or the decode cache) */
+  ooo_phdr sp;              /* its plan without memory accesses or modifications */
 } ooo_tmpl;
 
 /* ---- state records ------------------------------------------------------------------------------ */
@@ -257,7 +283,7 @@ typedef struct ooo_sq {
 enum {
   FS_RUN = 0,
   FS_MISPRED,     /* waiting for a mispredicted branch to resolve (off / cap / no code) */
-  FS_GATE,        /* waiting until fewer than conf_gate low-confidence branches are unresolved */
+  FS_GATE,        /* waiting until at most conf_gate low-confidence branches are unresolved */
   FS_ICACHE,      /* waiting for an instruction-cache miss (MEM_PENDING) */
   FS_END,         /* trace exhausted on the correct path */
 };
@@ -290,6 +316,8 @@ typedef struct ooo_state {
   uint64_t wp_since;        /* wrong-path instructions since the misprediction */
   uint64_t fetch_resume;    /* no fetch before this cycle */
   uint64_t ic_line;         /* line address being fetched from (UINT64_MAX none) */
+  uint64_t ic_refused;      /* line + 1 of the last instruction fetch the memory system refused
+                               (its next request is a retry), 0 if none */
   uint32_t ic_gen;          /* instruction-fetch request generation */
   uint32_t pad2;
   uint32_t lowconf_n;       /* unresolved low-confidence branches (FQ_GATE / RF_GATE) */
@@ -312,6 +340,8 @@ typedef struct ooo_state {
   uint64_t uop_head, uop_tail;
   uint64_t undo_head, undo_tail;
   uint32_t sched_used[OOO_NPOOL];
+  uint64_t sched_cur[OOO_NPOOL];       /* uop positions below hold no entry of the pool (observer
+                                          bindings: the oldest waiting micro-op of a full pool) */
   uint32_t port_queued[OOO_MAX_PORTS]; /* micro-ops bound to the port, not yet issued */
   uint32_t rdy_n[OOO_MAX_PORTS];       /* ready micro-ops per port */
   uint32_t rdy_ports;                  /* bit p: rdy_n[p] > 0 */
@@ -444,6 +474,8 @@ bool oo_fill_window(ooo_model *m);
 void oo_icache_done(ooo_model *m, uint32_t tag, uint64_t cycle);
 
 /* ooo_back.c */
+/* Fill t->sp, the plan of the template without memory accesses or modifications. */
+void oo_plan_static(const ooo_model *m, ooo_tmpl *t);
 void oo_complete(ooo_model *m, uint32_t slot, uint64_t now);
 void oo_commit(ooo_model *m, uint64_t now);
 void oo_drain(ooo_model *m, uint64_t now);

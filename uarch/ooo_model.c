@@ -112,6 +112,7 @@ static void tmpl_build(ooo_model *m, const dec_insn *di, uint32_t sid, ooo_tmpl 
   t->n_vec = elim ? 0 : (uint8_t)__builtin_popcountll(t->dst & vec_regs);
   t->n_dst = (uint8_t)__builtin_popcountll(t->dst);
   t->n_src = (uint8_t)__builtin_popcountll(t->src | t->addr_src);
+  oo_plan_static(m, t);
 }
 
 const ooo_tmpl *oo_tmpl_build_sid(ooo_model *m, uint32_t sid) {

@@ -1,8 +1,8 @@
 -- widen_port.lua — add an execution unit to a port (or a new port for a class).
 --
--- On ports, the loop's shuffles (vpermd, vpshufb) can only use the shuffle ports; the other work
--- fits elsewhere. Widening the pressured port — a copy of it serving the same micro-ops — or
--- adding a port for shuffles should help there, and change nothing on fma_chain, whose critical
+-- On ports, the loop's cross-lane permutes (vpermd, class permute) can only use port 5; the other
+-- work fits elsewhere. Widening the pressured port — a copy of it serving the same micro-ops — or
+-- adding a port for permutes should help there, and change nothing on fma_chain, whose critical
 -- path is FMA latency.
 --
 -- usage: whatif script widen_port.lua [TRACE [OTHER_TRACE]]   (default: ports and fma_chain)
@@ -31,7 +31,7 @@ table.sort(plist, function(a, b) return tonumber(a:sub(2)) < tonumber(b:sub(2)) 
 
 local ivs = {}
 for _, port in ipairs(plist) do ivs[#ivs + 1] = w.port{name = port, add = 1} end
-ivs[#ivs + 1] = w.port{classes = {"shuffle"}}
+ivs[#ivs + 1] = w.port{classes = {"permute"}}
 
 local rows = {}
 local function run(trace_path, list)

@@ -41,7 +41,9 @@ return {
     ras_depth = 16,             -- return stack buffer [OPT: 16 entries on earlier cores]
     ras_repair = "tos",         -- top-of-stack pointer + entry checkpoint [EST]
     conf_bits = 12, conf_max = 15, conf_threshold = 15, -- JRS confidence (wrong_path = "confidence")
-    conf_gate = 1,              -- gate fetch at 1 unresolved low-confidence branch [EST]
+    conf_gate = 5,              -- pipeline gating threshold N (Manne et al., ISCA 1998): fetch
+                                -- stops while more than 5 low-confidence branches are unresolved
+                                -- [EST: 1-2.5% IPC for about half the wrong-path work]
   },
   core = {
     rename_width = 6,           -- 6-wide allocate/rename [AD21]
@@ -95,7 +97,9 @@ return {
     fp_mul = { {ports = "P0 P1", latency = 4} },                      -- [MCA]
     fma = { {ports = "P0 P1", latency = 4} },                         -- FMA ymm 4 cycles [MCA]
     fp_div = { {ports = "P0", latency = 13, occupancy = 8} },         -- vdivps ymm [UOPS]
-    shuffle = { {ports = "P1 P5", latency = 1} },                     -- [UOPS]
+    shuffle = { {ports = "P1 P5", latency = 1} },                     -- in-lane: vpshufb, punpck [MCA, UOPS]
+    permute = { {ports = "P5", latency = 3} },                        -- cross-lane: vpermd, vperm2i128,
+                                                                      -- vinserti128, ymm broadcast [MCA, UOPS]
     convert = { {ports = "P0 P1", latency = 4} },                     -- cvt* [MCA]
     string = { {ports = "P0 P1 P5 P6 P10", latency = 1} },            -- + rep_startup for rep runs
     gather = { {ports = "P0 P5", latency = 1}, {ports = "P0 P5", latency = 1} }, -- + element loads

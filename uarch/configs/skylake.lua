@@ -72,6 +72,7 @@ return {
     fma = { {ports = "P0 P1", latency = 4} },                         -- [OPT]
     fp_div = { {ports = "P0", latency = 11, occupancy = 5} },         -- vdivps ymm [UOPS]
     shuffle = { {ports = "P5", latency = 1} },                        -- one shuffle port [OPT]
+    permute = { {ports = "P5", latency = 3} },                        -- vpermd, vperm2i128 ymm [UOPS]
     convert = { {ports = "P0 P1", latency = 4} },                     -- [UOPS]
     string = { {ports = "P0 P1 P5 P6", latency = 1} },
     gather = { {ports = "P0 P5", latency = 1}, {ports = "P0 P5", latency = 1} },

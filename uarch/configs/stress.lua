@@ -42,6 +42,7 @@ return {
     fma = { {ports = "P0 P1", latency = 4} },
     fp_div = { {ports = "P0", latency = 13, occupancy = 8} },
     shuffle = { {ports = "P1", latency = 1} },
+    permute = { {ports = "P1", latency = 3} },
     convert = { {ports = "P0", latency = 4} },
     string = { {ports = "P0 P1", latency = 2} },
     gather = { {ports = "P0", latency = 1}, {ports = "P1", latency = 1} },
