@@ -13,13 +13,13 @@
 /* ---- registers and branch kinds ---------------------------------------------------------------- */
 
 uint8_t chs_reg_id(int family) {
-  if (family == REG_RSP) return CHS_REG_SP;
-  if (family == REG_FLAGS) return CHS_REG_FLAGS;
-  if (family < 0 || family >= REG_NUM) return 0;
+  if (family == RG_RSP) return CHS_REG_SP;
+  if (family == RG_FLAGS) return CHS_REG_FLAGS;
+  if (family < 0 || family >= RG_NUM) return 0;
   /* Families in order onto 1, 2, ... skipping the special ids (and the indirect marker). */
   unsigned id = 0;
   for (int f = 0; f <= family; f++) {
-    if (f == REG_RSP || f == REG_FLAGS) continue;
+    if (f == RG_RSP || f == RG_FLAGS) continue;
     id++;
     while (id == CHS_REG_SP || id == CHS_REG_FLAGS || id == CHS_REG_IP || id == CHS_REG_INDIRECT) id++;
   }
@@ -88,15 +88,15 @@ static void reg_add(uint8_t *list, int cap, uint8_t id) {
  * families in `except`. */
 static void regs_add(uint8_t *list, int cap, regset_t set, regset_t except) {
   set &= ~except;
-  for (int f = 0; f < REG_NUM; f++)
-    if (f != REG_FLAGS && (set & REG_BIT(f))) reg_add(list, cap, chs_reg_id(f));
-  if (set & REG_BIT(REG_FLAGS)) reg_add(list, cap, CHS_REG_FLAGS);
+  for (int f = 0; f < RG_NUM; f++)
+    if (f != RG_FLAGS && (set & RG_BIT(f))) reg_add(list, cap, chs_reg_id(f));
+  if (set & RG_BIT(RG_FLAGS)) reg_add(list, cap, CHS_REG_FLAGS);
 }
 
 /* Other (non-SP, non-flags) registers an indirect branch reads for its target, or the
  * placeholder when the target comes from a RIP-relative operand only. */
 static void indirect_sources(uint8_t *src, int cap, const dec_insn *d) {
-  regset_t other = (d->src | d->addr_src) & ~(REG_BIT(REG_RSP) | REG_BIT(REG_FLAGS));
+  regset_t other = (d->src | d->addr_src) & ~(RG_BIT(RG_RSP) | RG_BIT(RG_FLAGS));
   if (other) regs_add(src, cap, other, 0);
   else reg_add(src, cap, CHS_REG_INDIRECT);
 }
@@ -111,7 +111,7 @@ void chs_make(const dec_insn *d, const trace_insn *ti, const trace_mem *mems, ch
     r->src_regs[0] = CHS_REG_IP;
     r->src_regs[1] = CHS_REG_FLAGS;
     r->dst_regs[0] = CHS_REG_IP;
-    if (d->dst & REG_BIT(REG_RCX)) r->dst_regs[1] = chs_reg_id(REG_RCX); /* loop */
+    if (d->dst & RG_BIT(RG_RCX)) r->dst_regs[1] = chs_reg_id(RG_RCX); /* loop */
     break;
   case BR_JUMP:
     r->src_regs[0] = CHS_REG_IP;

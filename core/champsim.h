@@ -46,7 +46,7 @@ typedef enum chs_branch {
 const char *chs_branch_name(chs_branch b);
 
 /* ChampSim register id of one of our register families (REG_*): non-zero and distinct per
- * family; REG_RSP is CHS_REG_SP and REG_FLAGS is CHS_REG_FLAGS, no family maps to
+ * family; RG_RSP is CHS_REG_SP and RG_FLAGS is CHS_REG_FLAGS, no family maps to
  * CHS_REG_IP or CHS_REG_INDIRECT. */
 uint8_t chs_reg_id(int family);
 

@@ -25,7 +25,7 @@
  * - RSP of push/pop/call/ret/enter is an address source (addr_src) and a destination;
  *   leave's address is rbp. String instructions read and write rsi/rdi (src, addr_src, dst)
  *   and, with a rep prefix, rcx.
- * - REG_FLAGS is the status flags (OF SF ZF AF PF CF). DF/IF/TF are not tracked (string
+ * - RG_FLAGS is the status flags (OF SF ZF AF PF CF). DF/IF/TF are not tracked (string
  *   instructions would otherwise depend on the last compare). Partial flag writers (inc,
  *   dec, rol, bt) count as full writers: cores rename CF apart, so there is no merge. A
  *   shift by cl also reads FLAGS (a count of 0 leaves them unchanged).
@@ -84,60 +84,60 @@ typedef struct dec_reg {
 /* Family and kind of a Capstone register id. */
 static dec_reg reg_info(unsigned r) {
   if (r >= X86_REG_XMM0 && r <= X86_REG_XMM31)
-    return (dec_reg){(int8_t)(REG_V0 + ((r - X86_REG_XMM0) & 15)), RK_XMM}; /* 16-31 fold */
+    return (dec_reg){(int8_t)(RG_V0 + ((r - X86_REG_XMM0) & 15)), RK_XMM}; /* 16-31 fold */
   if (r >= X86_REG_YMM0 && r <= X86_REG_YMM31)
-    return (dec_reg){(int8_t)(REG_V0 + ((r - X86_REG_YMM0) & 15)), RK_YMM};
+    return (dec_reg){(int8_t)(RG_V0 + ((r - X86_REG_YMM0) & 15)), RK_YMM};
   if (r >= X86_REG_ZMM0 && r <= X86_REG_ZMM31)
-    return (dec_reg){(int8_t)(REG_V0 + ((r - X86_REG_ZMM0) & 15)), RK_ZMM};
-  if (r >= X86_REG_ST0 && r <= X86_REG_ST7) return (dec_reg){(int8_t)(REG_ST0 + (r - X86_REG_ST0)), RK_ST};
-  if (r >= X86_REG_FP0 && r <= X86_REG_FP7) return (dec_reg){(int8_t)(REG_ST0 + (r - X86_REG_FP0)), RK_ST};
-  if (r >= X86_REG_MM0 && r <= X86_REG_MM7) return (dec_reg){(int8_t)(REG_ST0 + (r - X86_REG_MM0)), RK_MM};
-  if (r >= X86_REG_K0 && r <= X86_REG_K7) return (dec_reg){(int8_t)(REG_K0 + (r - X86_REG_K0)), RK_K};
-  if (r >= X86_REG_R8 && r <= X86_REG_R15) return (dec_reg){(int8_t)(REG_R8 + (r - X86_REG_R8)), RK_GPR64};
-  if (r >= X86_REG_R8D && r <= X86_REG_R15D) return (dec_reg){(int8_t)(REG_R8 + (r - X86_REG_R8D)), RK_GPR32};
-  if (r >= X86_REG_R8W && r <= X86_REG_R15W) return (dec_reg){(int8_t)(REG_R8 + (r - X86_REG_R8W)), RK_GPR16};
-  if (r >= X86_REG_R8B && r <= X86_REG_R15B) return (dec_reg){(int8_t)(REG_R8 + (r - X86_REG_R8B)), RK_GPR8};
+    return (dec_reg){(int8_t)(RG_V0 + ((r - X86_REG_ZMM0) & 15)), RK_ZMM};
+  if (r >= X86_REG_ST0 && r <= X86_REG_ST7) return (dec_reg){(int8_t)(RG_ST0 + (r - X86_REG_ST0)), RK_ST};
+  if (r >= X86_REG_FP0 && r <= X86_REG_FP7) return (dec_reg){(int8_t)(RG_ST0 + (r - X86_REG_FP0)), RK_ST};
+  if (r >= X86_REG_MM0 && r <= X86_REG_MM7) return (dec_reg){(int8_t)(RG_ST0 + (r - X86_REG_MM0)), RK_MM};
+  if (r >= X86_REG_K0 && r <= X86_REG_K7) return (dec_reg){(int8_t)(RG_K0 + (r - X86_REG_K0)), RK_K};
+  if (r >= X86_REG_R8 && r <= X86_REG_R15) return (dec_reg){(int8_t)(RG_R8 + (r - X86_REG_R8)), RK_GPR64};
+  if (r >= X86_REG_R8D && r <= X86_REG_R15D) return (dec_reg){(int8_t)(RG_R8 + (r - X86_REG_R8D)), RK_GPR32};
+  if (r >= X86_REG_R8W && r <= X86_REG_R15W) return (dec_reg){(int8_t)(RG_R8 + (r - X86_REG_R8W)), RK_GPR16};
+  if (r >= X86_REG_R8B && r <= X86_REG_R15B) return (dec_reg){(int8_t)(RG_R8 + (r - X86_REG_R8B)), RK_GPR8};
   switch (r) {
-  case X86_REG_AL: return (dec_reg){REG_RAX, RK_GPR8};
-  case X86_REG_AH: return (dec_reg){REG_RAX, RK_GPR8H};
-  case X86_REG_AX: return (dec_reg){REG_RAX, RK_GPR16};
-  case X86_REG_EAX: return (dec_reg){REG_RAX, RK_GPR32};
-  case X86_REG_RAX: return (dec_reg){REG_RAX, RK_GPR64};
-  case X86_REG_CL: return (dec_reg){REG_RCX, RK_GPR8};
-  case X86_REG_CH: return (dec_reg){REG_RCX, RK_GPR8H};
-  case X86_REG_CX: return (dec_reg){REG_RCX, RK_GPR16};
-  case X86_REG_ECX: return (dec_reg){REG_RCX, RK_GPR32};
-  case X86_REG_RCX: return (dec_reg){REG_RCX, RK_GPR64};
-  case X86_REG_DL: return (dec_reg){REG_RDX, RK_GPR8};
-  case X86_REG_DH: return (dec_reg){REG_RDX, RK_GPR8H};
-  case X86_REG_DX: return (dec_reg){REG_RDX, RK_GPR16};
-  case X86_REG_EDX: return (dec_reg){REG_RDX, RK_GPR32};
-  case X86_REG_RDX: return (dec_reg){REG_RDX, RK_GPR64};
-  case X86_REG_BL: return (dec_reg){REG_RBX, RK_GPR8};
-  case X86_REG_BH: return (dec_reg){REG_RBX, RK_GPR8H};
-  case X86_REG_BX: return (dec_reg){REG_RBX, RK_GPR16};
-  case X86_REG_EBX: return (dec_reg){REG_RBX, RK_GPR32};
-  case X86_REG_RBX: return (dec_reg){REG_RBX, RK_GPR64};
-  case X86_REG_SPL: return (dec_reg){REG_RSP, RK_GPR8};
-  case X86_REG_SP: return (dec_reg){REG_RSP, RK_GPR16};
-  case X86_REG_ESP: return (dec_reg){REG_RSP, RK_GPR32};
-  case X86_REG_RSP: return (dec_reg){REG_RSP, RK_GPR64};
-  case X86_REG_BPL: return (dec_reg){REG_RBP, RK_GPR8};
-  case X86_REG_BP: return (dec_reg){REG_RBP, RK_GPR16};
-  case X86_REG_EBP: return (dec_reg){REG_RBP, RK_GPR32};
-  case X86_REG_RBP: return (dec_reg){REG_RBP, RK_GPR64};
-  case X86_REG_SIL: return (dec_reg){REG_RSI, RK_GPR8};
-  case X86_REG_SI: return (dec_reg){REG_RSI, RK_GPR16};
-  case X86_REG_ESI: return (dec_reg){REG_RSI, RK_GPR32};
-  case X86_REG_RSI: return (dec_reg){REG_RSI, RK_GPR64};
-  case X86_REG_DIL: return (dec_reg){REG_RDI, RK_GPR8};
-  case X86_REG_DI: return (dec_reg){REG_RDI, RK_GPR16};
-  case X86_REG_EDI: return (dec_reg){REG_RDI, RK_GPR32};
-  case X86_REG_RDI: return (dec_reg){REG_RDI, RK_GPR64};
-  case X86_REG_EFLAGS: return (dec_reg){REG_FLAGS, RK_OTHER};
-  case X86_REG_FPSW: return (dec_reg){REG_FPSW, RK_OTHER};
+  case X86_REG_AL: return (dec_reg){RG_RAX, RK_GPR8};
+  case X86_REG_AH: return (dec_reg){RG_RAX, RK_GPR8H};
+  case X86_REG_AX: return (dec_reg){RG_RAX, RK_GPR16};
+  case X86_REG_EAX: return (dec_reg){RG_RAX, RK_GPR32};
+  case X86_REG_RAX: return (dec_reg){RG_RAX, RK_GPR64};
+  case X86_REG_CL: return (dec_reg){RG_RCX, RK_GPR8};
+  case X86_REG_CH: return (dec_reg){RG_RCX, RK_GPR8H};
+  case X86_REG_CX: return (dec_reg){RG_RCX, RK_GPR16};
+  case X86_REG_ECX: return (dec_reg){RG_RCX, RK_GPR32};
+  case X86_REG_RCX: return (dec_reg){RG_RCX, RK_GPR64};
+  case X86_REG_DL: return (dec_reg){RG_RDX, RK_GPR8};
+  case X86_REG_DH: return (dec_reg){RG_RDX, RK_GPR8H};
+  case X86_REG_DX: return (dec_reg){RG_RDX, RK_GPR16};
+  case X86_REG_EDX: return (dec_reg){RG_RDX, RK_GPR32};
+  case X86_REG_RDX: return (dec_reg){RG_RDX, RK_GPR64};
+  case X86_REG_BL: return (dec_reg){RG_RBX, RK_GPR8};
+  case X86_REG_BH: return (dec_reg){RG_RBX, RK_GPR8H};
+  case X86_REG_BX: return (dec_reg){RG_RBX, RK_GPR16};
+  case X86_REG_EBX: return (dec_reg){RG_RBX, RK_GPR32};
+  case X86_REG_RBX: return (dec_reg){RG_RBX, RK_GPR64};
+  case X86_REG_SPL: return (dec_reg){RG_RSP, RK_GPR8};
+  case X86_REG_SP: return (dec_reg){RG_RSP, RK_GPR16};
+  case X86_REG_ESP: return (dec_reg){RG_RSP, RK_GPR32};
+  case X86_REG_RSP: return (dec_reg){RG_RSP, RK_GPR64};
+  case X86_REG_BPL: return (dec_reg){RG_RBP, RK_GPR8};
+  case X86_REG_BP: return (dec_reg){RG_RBP, RK_GPR16};
+  case X86_REG_EBP: return (dec_reg){RG_RBP, RK_GPR32};
+  case X86_REG_RBP: return (dec_reg){RG_RBP, RK_GPR64};
+  case X86_REG_SIL: return (dec_reg){RG_RSI, RK_GPR8};
+  case X86_REG_SI: return (dec_reg){RG_RSI, RK_GPR16};
+  case X86_REG_ESI: return (dec_reg){RG_RSI, RK_GPR32};
+  case X86_REG_RSI: return (dec_reg){RG_RSI, RK_GPR64};
+  case X86_REG_DIL: return (dec_reg){RG_RDI, RK_GPR8};
+  case X86_REG_DI: return (dec_reg){RG_RDI, RK_GPR16};
+  case X86_REG_EDI: return (dec_reg){RG_RDI, RK_GPR32};
+  case X86_REG_RDI: return (dec_reg){RG_RDI, RK_GPR64};
+  case X86_REG_EFLAGS: return (dec_reg){RG_FLAGS, RK_OTHER};
+  case X86_REG_FPSW: return (dec_reg){RG_FPSW, RK_OTHER};
   case X86_REG_FS:
-  case X86_REG_GS: return (dec_reg){REG_SEG, RK_OTHER};
+  case X86_REG_GS: return (dec_reg){RG_SEG, RK_OTHER};
   default: return (dec_reg){-1, RK_NONE};
   }
 }
@@ -891,17 +891,17 @@ static void acc_read(dec_acc *a, unsigned reg, bool addr) {
   dec_reg ri = reg_info(reg);
   if (ri.fam < 0) return;
   if (addr)
-    a->addr_src |= REG_BIT(ri.fam);
+    a->addr_src |= RG_BIT(ri.fam);
   else
-    a->src |= REG_BIT(ri.fam);
+    a->src |= RG_BIT(ri.fam);
 }
 
 /* Write a register, applying the partial-register rule. */
 static void acc_write(dec_acc *a, unsigned reg, bool xmm_partial) {
   dec_reg ri = reg_info(reg);
   if (ri.fam < 0) return;
-  a->dst |= REG_BIT(ri.fam);
-  if (write_merges(ri.kind, xmm_partial)) a->src |= REG_BIT(ri.fam);
+  a->dst |= RG_BIT(ri.fam);
+  if (write_merges(ri.kind, xmm_partial)) a->src |= RG_BIT(ri.fam);
 }
 
 /* Prefix facts read from the instruction bytes (Capstone's prefix[0] keeps only one of
@@ -1075,7 +1075,7 @@ bool dec_decode(dec_ctx *d, const uint8_t *bytes, size_t n, uint64_t pc, dec_ins
         cs_rflags_r = true;
         continue;
       }
-      acc_read(&a, r, stack && reg_info(r).fam == REG_RSP);
+      acc_read(&a, r, stack && reg_info(r).fam == RG_RSP);
     }
     for (unsigned i = 0; i < det->regs_write_count; i++) {
       unsigned r = det->regs_write[i];
@@ -1091,35 +1091,35 @@ bool dec_decode(dec_ctx *d, const uint8_t *bytes, size_t n, uint64_t pc, dec_ins
       /* The union holds fpu_flags (C0-C3) for x87; rflags only via fcomi & co. */
       uint64_t fpu = x->fpu_flags;
       if (e->sp == SP_FCMOV) {
-        a.src |= REG_BIT(REG_FLAGS);
+        a.src |= RG_BIT(RG_FLAGS);
       } else if (!(rules & R_X87NOST)) { /* control ops: SP_FPSW_* says what they touch */
-        if (fpu & FPU_TEST_ANY) a.src |= REG_BIT(REG_FPSW);
-        if (fpu & ~(uint64_t)FPU_TEST_ANY & 0xffffull) a.dst |= REG_BIT(REG_FPSW);
+        if (fpu & FPU_TEST_ANY) a.src |= RG_BIT(RG_FPSW);
+        if (fpu & ~(uint64_t)FPU_TEST_ANY & 0xffffull) a.dst |= RG_BIT(RG_FPSW);
       }
-      if (cs_rflags_r) a.src |= REG_BIT(REG_FLAGS);
-      if (cs_rflags_w) a.dst |= REG_BIT(REG_FLAGS);
+      if (cs_rflags_r) a.src |= RG_BIT(RG_FLAGS);
+      if (cs_rflags_w) a.dst |= RG_BIT(RG_FLAGS);
     } else if (simd) {
       /* Capstone's eflags for SSE forms sharing ids with string/integer ones are wrong
        * (movsd, cmpltsd): only the rows that say so write flags. */
-      if (rules & R_WFLAGS) a.dst |= REG_BIT(REG_FLAGS);
+      if (rules & R_WFLAGS) a.dst |= RG_BIT(RG_FLAGS);
     } else {
       uint64_t ef = x->eflags;
       /* When the mask describes reads (or writes) at all, trust it; otherwise fall back to
        * Capstone's implicit rflags (adc/sbb/pushf list rflags but set no TEST bits). */
-      if ((ef & EFL_TEST_STATUS) || (!(ef & EFL_TEST_ANY) && cs_rflags_r)) a.src |= REG_BIT(REG_FLAGS);
-      if ((ef & EFL_WRITE_STATUS) || (!(ef & EFL_WRITE_ANY) && cs_rflags_w)) a.dst |= REG_BIT(REG_FLAGS);
-      if (rules & R_RFLAGS) a.src |= REG_BIT(REG_FLAGS);
+      if ((ef & EFL_TEST_STATUS) || (!(ef & EFL_TEST_ANY) && cs_rflags_r)) a.src |= RG_BIT(RG_FLAGS);
+      if ((ef & EFL_WRITE_STATUS) || (!(ef & EFL_WRITE_ANY) && cs_rflags_w)) a.dst |= RG_BIT(RG_FLAGS);
+      if (rules & R_RFLAGS) a.src |= RG_BIT(RG_FLAGS);
       /* A shift by cl leaves the flags unchanged when the count is 0: they are a source. */
-      if (e->cls == IC_SHIFT && (a.dst & REG_BIT(REG_FLAGS)))
+      if (e->cls == IC_SHIFT && (a.dst & RG_BIT(RG_FLAGS)))
         for (unsigned i = 1; i < x->op_count; i++)
           if (x->operands[i].type == X86_OP_REG && x->operands[i].reg == X86_REG_CL)
-            a.src |= REG_BIT(REG_FLAGS);
+            a.src |= RG_BIT(RG_FLAGS);
     }
 
     /* x87 stack top: most x87 operations read and write st(0). */
     if (x87 && !(rules & R_X87NOST)) {
-      if (!(rules & R_X87PUSH)) a.src |= REG_BIT(REG_ST0);
-      if (!(rules & R_X87NW)) a.dst |= REG_BIT(REG_ST0);
+      if (!(rules & R_X87PUSH)) a.src |= RG_BIT(RG_ST0);
+      if (!(rules & R_X87NW)) a.dst |= RG_BIT(RG_ST0);
     }
   }
 
@@ -1136,55 +1136,55 @@ bool dec_decode(dec_ctx *d, const uint8_t *bytes, size_t n, uint64_t pc, dec_ins
     }
     if (e->sp == SP_CALL) { /* the return address */
       acc_mem(&a, MEM_W, 8);
-      a.addr_src |= REG_BIT(REG_RSP);
-      a.dst |= REG_BIT(REG_RSP);
+      a.addr_src |= RG_BIT(RG_RSP);
+      a.dst |= RG_BIT(RG_RSP);
     }
     break;
   case SP_RET:
     out->br = BR_RET;
     acc_mem(&a, MEM_R, 8);
-    a.addr_src |= REG_BIT(REG_RSP);
-    a.dst |= REG_BIT(REG_RSP);
+    a.addr_src |= RG_BIT(RG_RSP);
+    a.dst |= RG_BIT(RG_RSP);
     break;
   case SP_PUSH:
   case SP_POP: {
     unsigned sz = (x->op_count >= 1 && x->operands[0].type != X86_OP_IMM && x->operands[0].size == 2) ? 2 : 8;
     acc_mem(&a, e->sp == SP_PUSH ? MEM_W : MEM_R, sz);
-    a.addr_src |= REG_BIT(REG_RSP);
-    a.dst |= REG_BIT(REG_RSP);
+    a.addr_src |= RG_BIT(RG_RSP);
+    a.dst |= RG_BIT(RG_RSP);
     break;
   }
   case SP_LEAVE: /* the stack address is rbp; rsp's new value comes from rbp too */
     a.src = 0;
-    a.addr_src = REG_BIT(REG_RBP);
-    a.dst = REG_BIT(REG_RSP) | REG_BIT(REG_RBP);
+    a.addr_src = RG_BIT(RG_RBP);
+    a.dst = RG_BIT(RG_RSP) | RG_BIT(RG_RBP);
     acc_mem(&a, MEM_R, 8);
     break;
   case SP_ENTER:
-    a.src |= REG_BIT(REG_RBP);
-    a.addr_src |= REG_BIT(REG_RSP);
-    a.dst |= REG_BIT(REG_RSP) | REG_BIT(REG_RBP);
+    a.src |= RG_BIT(RG_RBP);
+    a.addr_src |= RG_BIT(RG_RSP);
+    a.dst |= RG_BIT(RG_RSP) | RG_BIT(RG_RBP);
     acc_mem(&a, MEM_W, 8);
     break;
   case SP_XLAT:
-    a.src |= REG_BIT(REG_RAX);
-    a.addr_src |= REG_BIT(REG_RBX) | REG_BIT(REG_RAX);
-    a.dst |= REG_BIT(REG_RAX);
+    a.src |= RG_BIT(RG_RAX);
+    a.addr_src |= RG_BIT(RG_RBX) | RG_BIT(RG_RAX);
+    a.dst |= RG_BIT(RG_RAX);
     acc_mem(&a, MEM_R, 1);
     break;
   case SP_SYSCALL: /* Linux x86-64: number, six arguments and rflags (saved in r11) in */
-    a.src = REG_BIT(REG_RAX) | REG_BIT(REG_RDI) | REG_BIT(REG_RSI) | REG_BIT(REG_RDX) | REG_BIT(REG_R10) |
-            REG_BIT(REG_R8) | REG_BIT(REG_R9) | REG_BIT(REG_FLAGS);
+    a.src = RG_BIT(RG_RAX) | RG_BIT(RG_RDI) | RG_BIT(RG_RSI) | RG_BIT(RG_RDX) | RG_BIT(RG_R10) |
+            RG_BIT(RG_R8) | RG_BIT(RG_R9) | RG_BIT(RG_FLAGS);
     a.addr_src = 0;
-    a.dst = REG_BIT(REG_RAX) | REG_BIT(REG_RCX) | REG_BIT(REG_R11);
+    a.dst = RG_BIT(RG_RAX) | RG_BIT(RG_RCX) | RG_BIT(RG_R11);
     a.n_mem = 0;
     break;
   case SP_CMPXCHG:
-    a.src |= REG_BIT(REG_RAX);
-    a.dst |= REG_BIT(REG_RAX) | REG_BIT(REG_FLAGS);
+    a.src |= RG_BIT(RG_RAX);
+    a.dst |= RG_BIT(RG_RAX) | RG_BIT(RG_FLAGS);
     if (in->id != X86_INS_CMPXCHG) { /* 8b/16b: rdx:rax compared, rcx:rbx stored */
-      a.src |= REG_BIT(REG_RDX) | REG_BIT(REG_RBX) | REG_BIT(REG_RCX);
-      a.dst |= REG_BIT(REG_RDX);
+      a.src |= RG_BIT(RG_RDX) | RG_BIT(RG_RBX) | RG_BIT(RG_RCX);
+      a.dst |= RG_BIT(RG_RDX);
     }
     if (has_mem) cls = IC_ATOMIC;
     break;
@@ -1196,32 +1196,32 @@ bool dec_decode(dec_ctx *d, const uint8_t *bytes, size_t n, uint64_t pc, dec_ins
   case SP_STRING:
     if (pfx & PFX_REP) {
       flags |= DF_REP;
-      a.src |= REG_BIT(REG_RCX);
-      a.dst |= REG_BIT(REG_RCX);
+      a.src |= RG_BIT(RG_RCX);
+      a.dst |= RG_BIT(RG_RCX);
     }
     /* Only DF is read (left out on purpose, see EFL_TEST_STATUS); Capstone lists rflags. */
-    a.src &= ~REG_BIT(REG_FLAGS);
+    a.src &= ~RG_BIT(RG_FLAGS);
     /* the pointers advance: their bases are data sources and destinations as well */
     for (unsigned i = 0; i < x->op_count; i++)
       if (x->operands[i].type == X86_OP_MEM) {
         dec_reg ri = reg_info(x->operands[i].mem.base);
         if (ri.fam >= 0) {
-          a.src |= REG_BIT(ri.fam);
-          a.dst |= REG_BIT(ri.fam);
+          a.src |= RG_BIT(ri.fam);
+          a.dst |= RG_BIT(ri.fam);
         }
       }
     break;
   case SP_VZEROALL:
     for (int v = 0; v < 16; v++)
-      a.dst |= REG_BIT(REG_V0 + v);
+      a.dst |= RG_BIT(RG_V0 + v);
     break;
-  case SP_STMXCSR: a.src |= REG_BIT(REG_MXCSR); break;
-  case SP_LDMXCSR: a.dst |= REG_BIT(REG_MXCSR); break;
-  case SP_FPSW_R: a.src |= REG_BIT(REG_FPSW); break;
-  case SP_FPSW_W: a.dst |= REG_BIT(REG_FPSW); break;
-  case SP_RDSEG: a.src |= REG_BIT(REG_SEG); break;
-  case SP_WRSEG: a.dst |= REG_BIT(REG_SEG); break;
-  case SP_SIGNX: a.dst &= ~REG_BIT(REG_RAX); break;
+  case SP_STMXCSR: a.src |= RG_BIT(RG_MXCSR); break;
+  case SP_LDMXCSR: a.dst |= RG_BIT(RG_MXCSR); break;
+  case SP_FPSW_R: a.src |= RG_BIT(RG_FPSW); break;
+  case SP_FPSW_W: a.dst |= RG_BIT(RG_FPSW); break;
+  case SP_RDSEG: a.src |= RG_BIT(RG_SEG); break;
+  case SP_WRSEG: a.dst |= RG_BIT(RG_SEG); break;
+  case SP_SIGNX: a.dst &= ~RG_BIT(RG_RAX); break;
   default: break;
   }
 

@@ -5,13 +5,13 @@
 
 #include "util.h"
 
-static const char *const k_reg_names[REG_NUM] = {
+static const char *const k_reg_names[RG_NUM] = {
     "rax", "rcx", "rdx",  "rbx",   "rsp", "rbp", "rsi", "rdi", "r8",  "r9",  "r10", "r11", "r12",
     "r13", "r14", "r15",  "flags", "v0",  "v1",  "v2",  "v3",  "v4",  "v5",  "v6",  "v7",  "v8",
     "v9",  "v10", "v11",  "v12",   "v13", "v14", "v15", "st0", "st1", "st2", "st3", "st4", "st5",
     "st6", "st7", "fpsw", "mxcsr", "k0",  "k1",  "k2",  "k3",  "k4",  "k5",  "k6",  "k7",  "seg",
 };
-_Static_assert(REG_V0 + 16 == REG_ST0 && REG_ST0 + 8 == REG_FPSW && REG_K0 + 8 == REG_SEG,
+_Static_assert(RG_V0 + 16 == RG_ST0 && RG_ST0 + 8 == RG_FPSW && RG_K0 + 8 == RG_SEG,
                "register family layout changed: update k_reg_names");
 
 /* Class names as machine configurations spell them (index = insn_class). */
@@ -30,7 +30,7 @@ static const char *const k_branch_names[BR_NUM] = {
     [BR_CALL] = "call", [BR_IND_CALL] = "ind_call", [BR_RET] = "ret",
 };
 
-const char *reg_name(int r) { return r >= 0 && r < REG_NUM ? k_reg_names[r] : "?"; }
+const char *reg_name(int r) { return r >= 0 && r < RG_NUM ? k_reg_names[r] : "?"; }
 
 const char *insn_class_name(int cls) { return cls >= 0 && cls < IC_NUM ? k_class_names[cls] : "?"; }
 

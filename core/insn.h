@@ -8,21 +8,21 @@
 
 /* ---- architectural register families --------------------------------------------------
  * Every architectural register the model renames is one bit of a 64-bit set. Partial
- * registers belong to their family (AL/AH/AX/EAX/RAX are REG_RAX; XMM0/YMM0/ZMM0 are
- * REG_V0). xmm16-31 (AVX-512 only; never executed under QEMU) fold onto V0-V15. */
+ * registers belong to their family (AL/AH/AX/EAX/RAX are RG_RAX; XMM0/YMM0/ZMM0 are
+ * RG_V0). xmm16-31 (AVX-512 only; never executed under QEMU) fold onto V0-V15. */
 enum {
-  REG_RAX = 0, REG_RCX, REG_RDX, REG_RBX, REG_RSP, REG_RBP, REG_RSI, REG_RDI,
-  REG_R8, REG_R9, REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15, /* 0..15 */
-  REG_FLAGS = 16,                  /* RFLAGS (status flags as one register) */
-  REG_V0 = 17,                     /* V0..V15 = 17..32: xmm/ymm/zmm 0..15 */
-  REG_ST0 = 33,                    /* ST0..ST7 = 33..40 (x87 and MMX alias) */
-  REG_FPSW = 41,                   /* x87 status/control word, tag word */
-  REG_MXCSR = 42,
-  REG_K0 = 43,                     /* K0..K7 = 43..50 (AVX-512 masks) */
-  REG_SEG = 51,                    /* segment bases (fs/gs) as one register */
-  REG_NUM = 52
+  RG_RAX = 0, RG_RCX, RG_RDX, RG_RBX, RG_RSP, RG_RBP, RG_RSI, RG_RDI,
+  RG_R8, RG_R9, RG_R10, RG_R11, RG_R12, RG_R13, RG_R14, RG_R15, /* 0..15 */
+  RG_FLAGS = 16,                  /* RFLAGS (status flags as one register) */
+  RG_V0 = 17,                     /* V0..V15 = 17..32: xmm/ymm/zmm 0..15 */
+  RG_ST0 = 33,                    /* ST0..ST7 = 33..40 (x87 and MMX alias) */
+  RG_FPSW = 41,                   /* x87 status/control word, tag word */
+  RG_MXCSR = 42,
+  RG_K0 = 43,                     /* K0..K7 = 43..50 (AVX-512 masks) */
+  RG_SEG = 51,                    /* segment bases (fs/gs) as one register */
+  RG_NUM = 52
 };
-#define REG_BIT(r) (1ULL << (r))
+#define RG_BIT(r) (1ULL << (r))
 typedef uint64_t regset_t;
 
 /* Name of a register family ("rax", "flags", "v3", ...). */

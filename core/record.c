@@ -3,7 +3,7 @@
  * the output .wtr: the dynamic stream copied as is, plus code regions, symbols, source lines
  * of executed functions and metadata. */
 
-/* <signal.h> and <sys/wait.h> under _GNU_SOURCE declare REG_RAX, REG_RSP, ... (ucontext
+/* <signal.h> and <sys/wait.h> under _GNU_SOURCE declare RG_RAX, RG_RSP, ... (ucontext
  * register indices), which collide with insn.h's register families (via trace.h). Nothing
  * here needs GNU extensions, so use the POSIX + BSD feature set instead. */
 #undef _GNU_SOURCE

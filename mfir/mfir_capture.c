@@ -267,8 +267,8 @@ static void compute_deps(mfir_capture *c, int64_t fid, uint32_t sid, int64_t pro
   const dec_insn *di = c->trace && sid != UINT32_MAX ? trace_decoded(c->trace, sid) : NULL;
   if (!di) return;
   regset_t src = (di->flags & DF_ZERO_IDIOM) ? 0 : (di->src | di->addr_src);
-  int64_t pf[REG_NUM];
-  regset_t pm[REG_NUM];
+  int64_t pf[RG_NUM];
+  regset_t pm[RG_NUM];
   int np = 0;
   for (regset_t m = src; m; m &= m - 1) {
     int reg = __builtin_ctzll(m);
@@ -281,7 +281,7 @@ static void compute_deps(mfir_capture *c, int64_t fid, uint32_t sid, int64_t pro
       pm[np] = 0;
       np++;
     }
-    pm[k] |= REG_BIT(reg);
+    pm[k] |= RG_BIT(reg);
   }
   /* Most recent producers first (they are the likeliest binding ones); three inline. */
   for (int i = 1; i < np; i++)
@@ -741,7 +741,7 @@ bool mfir_capture_done(const mfir_capture *c) { return c->done || c->failed; }
 
 /* Last writer of every register before the window, from the trace in program order. */
 static wi_rc seed_deps(mfir_capture *c, wi_err *err) {
-  for (int r = 0; r < REG_NUM; r++) c->last_writer[r] = MFIR_NOFID;
+  for (int r = 0; r < RG_NUM; r++) c->last_writer[r] = MFIR_NOFID;
   if (!c->trace || c->start == 0) return WI_OK;
   trace_cursor *cur = trace_cursor_new(c->trace, 0);
   trace_batch b;

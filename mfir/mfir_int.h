@@ -255,7 +255,7 @@ struct mfir_capture {
   uint8_t *wq_state;       /* WQ_* by n & mask */
   uint64_t wq_next, wq_hi; /* next n to write; one past the highest n seen */
   bool wq_on;
-  int64_t last_writer[REG_NUM];
+  int64_t last_writer[RG_NUM];
   uint64_t commit_hi;      /* highest committed model fid (UINT64_MAX: none yet) */
   /* memory */
   uint32_t line_shift;

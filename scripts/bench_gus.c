@@ -103,17 +103,17 @@ static void synth_make(synth *s, uint64_t n) {
     d->len = 4;
     d->cls = (uint8_t)(i == ns - 1 ? IC_BRANCH : classes[rng_below(&rng, WI_ARRAY_LEN(classes))]);
     bool vec = d->cls == IC_FMA || d->cls == IC_VEC_ALU || d->cls == IC_FP_ADD;
-    int base = vec ? REG_V0 : REG_RAX;
-    d->src = REG_BIT(base + (int)rng_below(&rng, 16)) | REG_BIT(base + (int)rng_below(&rng, 16));
-    d->dst = d->cls == IC_STORE || d->cls == IC_BRANCH ? 0 : REG_BIT(base + (int)rng_below(&rng, 16));
+    int base = vec ? RG_V0 : RG_RAX;
+    d->src = RG_BIT(base + (int)rng_below(&rng, 16)) | RG_BIT(base + (int)rng_below(&rng, 16));
+    d->dst = d->cls == IC_STORE || d->cls == IC_BRANCH ? 0 : RG_BIT(base + (int)rng_below(&rng, 16));
     if (d->cls == IC_BRANCH) {
-      d->src = REG_BIT(REG_FLAGS);
+      d->src = RG_BIT(RG_FLAGS);
       d->br = BR_COND;
     } else if (!vec && d->cls != IC_MOV) {
-      d->dst |= REG_BIT(REG_FLAGS);
+      d->dst |= RG_BIT(RG_FLAGS);
     }
-    if (d->cls == IC_LOAD || d->cls == IC_STORE) d->addr_src = REG_BIT(REG_RSI);
-    if (d->dst & REG_BIT(REG_RSP)) d->dst = REG_BIT(REG_R8);
+    if (d->cls == IC_LOAD || d->cls == IC_STORE) d->addr_src = RG_BIT(RG_RSI);
+    if (d->dst & RG_BIT(RG_RSP)) d->dst = RG_BIT(RG_R8);
     snprintf(d->text, sizeof d->text, "%s", insn_class_name(d->cls));
   }
   s->ins = xcalloc(n, sizeof *s->ins);

@@ -294,10 +294,10 @@ static regset_t parse_regs(const char *s) {
   while (*s) {
     size_t len = strcspn(s, ",");
     int r = 0;
-    for (; r < REG_NUM; r++)
+    for (; r < RG_NUM; r++)
       if (strlen(reg_name(r)) == len && strncmp(reg_name(r), s, len) == 0) break;
-    if (r == REG_NUM) fail_msg("unknown register family '%.*s' in a row", (int)len, s);
-    set |= REG_BIT(r);
+    if (r == RG_NUM) fail_msg("unknown register family '%.*s' in a row", (int)len, s);
+    set |= RG_BIT(r);
     s += len;
     if (*s == ',') s++;
   }
@@ -307,8 +307,8 @@ static regset_t parse_regs(const char *s) {
 static void fmt_regs(char *buf, size_t cap, regset_t set) {
   size_t n = 0;
   buf[0] = '\0';
-  for (int r = 0; r < REG_NUM && n + 8 < cap; r++)
-    if (set & REG_BIT(r)) n += (size_t)snprintf(buf + n, cap - n, "%s%s", n ? "," : "", reg_name(r));
+  for (int r = 0; r < RG_NUM && n + 8 < cap; r++)
+    if (set & RG_BIT(r)) n += (size_t)snprintf(buf + n, cap - n, "%s%s", n ? "," : "", reg_name(r));
 }
 
 static void fmt_mem(char *buf, size_t cap, const dec_insn *d) {
@@ -387,8 +387,8 @@ static void test_text(void **state) {
   assert_true(dec_decode(d, longi, sizeof longi, 0x1000, &o));
   assert_int_equal(strlen(o.text), DEC_TEXT_LEN - 1);
   assert_memory_equal(o.text, "vfmadd231ps ymm10, ymm11, ymmword ptr [r12 + r13*8", DEC_TEXT_LEN - 1);
-  assert_int_equal(o.src, REG_BIT(REG_V0 + 10) | REG_BIT(REG_V0 + 11));
-  assert_int_equal(o.addr_src, REG_BIT(REG_R12) | REG_BIT(REG_R13));
+  assert_int_equal(o.src, RG_BIT(RG_V0 + 10) | RG_BIT(RG_V0 + 11));
+  assert_int_equal(o.addr_src, RG_BIT(RG_R12) | RG_BIT(RG_R13));
   dec_free(d);
 }
 
@@ -431,17 +431,17 @@ static void test_invalid(void **state) {
 
 static void test_names(void **state) {
   (void)state;
-  assert_string_equal(reg_name(REG_RAX), "rax");
-  assert_string_equal(reg_name(REG_R15), "r15");
-  assert_string_equal(reg_name(REG_FLAGS), "flags");
-  assert_string_equal(reg_name(REG_V0 + 15), "v15");
-  assert_string_equal(reg_name(REG_ST0 + 7), "st7");
-  assert_string_equal(reg_name(REG_MXCSR), "mxcsr");
-  assert_string_equal(reg_name(REG_SEG), "seg");
-  assert_string_equal(reg_name(REG_NUM), "?");
+  assert_string_equal(reg_name(RG_RAX), "rax");
+  assert_string_equal(reg_name(RG_R15), "r15");
+  assert_string_equal(reg_name(RG_FLAGS), "flags");
+  assert_string_equal(reg_name(RG_V0 + 15), "v15");
+  assert_string_equal(reg_name(RG_ST0 + 7), "st7");
+  assert_string_equal(reg_name(RG_MXCSR), "mxcsr");
+  assert_string_equal(reg_name(RG_SEG), "seg");
+  assert_string_equal(reg_name(RG_NUM), "?");
   assert_string_equal(reg_name(-1), "?");
-  for (int r = 0; r < REG_NUM; r++) /* distinct names: the row parser relies on it */
-    for (int q = r + 1; q < REG_NUM; q++)
+  for (int r = 0; r < RG_NUM; r++) /* distinct names: the row parser relies on it */
+    for (int q = r + 1; q < RG_NUM; q++)
       assert_string_not_equal(reg_name(r), reg_name(q));
   for (int c = 0; c < IC_NUM; c++) {
     const char *name = insn_class_name(c);
@@ -509,7 +509,7 @@ static void check_sane(const dec_insn *o, bool ok, size_t n, uint64_t pc) {
     else
       assert_true(o->mem_dir[i] == 0 && o->mem_size[i] == 0);
   }
-  regset_t all = (1ULL << REG_NUM) - 1;
+  regset_t all = (1ULL << RG_NUM) - 1;
   assert_true((o->src & ~all) == 0 && (o->addr_src & ~all) == 0 && (o->dst & ~all) == 0);
   assert_true(o->flags < (1u << 8));
   assert_true(o->vec_bytes == 0 || o->vec_bytes == 8 || o->vec_bytes == 16 || o->vec_bytes == 32 ||

@@ -75,9 +75,9 @@ static void syn_free(syn *s) {
   VEC_FREE(s->mem);
 }
 
-#define R(x) REG_BIT(REG_##x)
-#define V(k) REG_BIT(REG_V0 + (k))
-#define GPR(k) REG_BIT(k)
+#define R(x) RG_BIT(RG_##x)
+#define V(k) RG_BIT(RG_V0 + (k))
+#define GPR(k) RG_BIT(k)
 
 static gus_result run(syn *s, uint32_t window) {
   gus_machine m;
@@ -157,7 +157,7 @@ static void test_independent_adds(void **state) {
   (void)state;
   syn s = {0};
   uint32_t sid[10];
-  for (int k = 0; k < 10; k++) sid[k] = syn_static(&s, IC_ALU, GPR(REG_R8 - 2 + k), 0, GPR(REG_R8 - 2 + k) | R(FLAGS), "add r, 1");
+  for (int k = 0; k < 10; k++) sid[k] = syn_static(&s, IC_ALU, GPR(RG_R8 - 2 + k), 0, GPR(RG_R8 - 2 + k) | R(FLAGS), "add r, 1");
   const int N = 50000;
   for (int i = 0; i < N; i++) syn_exec(&s, sid[i % 10], 0);
   gus_result r = run(&s, 2);
@@ -183,7 +183,7 @@ static void test_chain_ranked_first(void **state) {
   syn s = {0};
   uint32_t mul = syn_static(&s, IC_MUL, R(RAX), 0, R(RAX) | R(FLAGS), "imul rax, rax");
   uint32_t add[6];
-  for (int k = 0; k < 6; k++) add[k] = syn_static(&s, IC_ALU, GPR(REG_R8 + k), 0, GPR(REG_R8 + k) | R(FLAGS), "add r, 1");
+  for (int k = 0; k < 6; k++) add[k] = syn_static(&s, IC_ALU, GPR(RG_R8 + k), 0, GPR(RG_R8 + k) | R(FLAGS), "add r, 1");
   const int ITERS = 5000;
   for (int i = 0; i < ITERS; i++) {
     syn_exec(&s, mul, 0);
@@ -217,7 +217,7 @@ static void test_dispatch_bound_all_tainted(void **state) {
   syn s = {0};
   uint32_t sid[12];
   for (int k = 0; k < 12; k++) {
-    regset_t r = k % 2 ? V(k) : GPR(REG_R8 + k / 2);
+    regset_t r = k % 2 ? V(k) : GPR(RG_R8 + k / 2);
     sid[k] = syn_static(&s, k % 2 ? IC_VEC_ALU : IC_ALU, r, 0, r, "op");
   }
   gus_machine m;
@@ -243,7 +243,7 @@ static void test_port_bound_sensitivity(void **state) {
   uint32_t shuf[8], add[8];
   for (int k = 0; k < 8; k++) {
     shuf[k] = syn_static(&s, IC_SHUFFLE, V(k) | V(15), 0, V(k), "vpshufb ymm, ymm, ymm15");
-    add[k] = syn_static(&s, IC_ALU, GPR(REG_R8 + k), 0, GPR(REG_R8 + k) | R(FLAGS), "add r, 1");
+    add[k] = syn_static(&s, IC_ALU, GPR(RG_R8 + k), 0, GPR(RG_R8 + k) | R(FLAGS), "add r, 1");
   }
   const int N = 8000;
   for (int i = 0; i < N; i++) {
@@ -395,9 +395,9 @@ static void random_stream(syn *s, wi_rng *rng, int n_static, int n) {
     int cls = classes[rng_below(rng, WI_ARRAY_LEN(classes))];
     if (cls == IC_SERIAL && rng_below(rng, 4)) cls = IC_ALU;
     regset_t src = 0, dst = 0, addr = 0;
-    for (int k = 0; k < 3; k++) src |= REG_BIT(rng_below(rng, 24));
-    dst = REG_BIT(rng_below(rng, 24));
-    if (cls == IC_LOAD || cls == IC_STORE || rng_below(rng, 4) == 0) addr = REG_BIT(rng_below(rng, 8));
+    for (int k = 0; k < 3; k++) src |= RG_BIT(rng_below(rng, 24));
+    dst = RG_BIT(rng_below(rng, 24));
+    if (cls == IC_LOAD || cls == IC_STORE || rng_below(rng, 4) == 0) addr = RG_BIT(rng_below(rng, 8));
     syn_static(s, cls, src, addr, dst, rng_below(rng, 8) == 0 ? "push rbx" : "op");
   }
   for (int i = 0; i < n; i++) {

@@ -16,13 +16,13 @@
 static void test_reg_ids(void **state) {
   (void)state;
   bool used[256] = {0};
-  for (int f = 0; f < REG_NUM; f++) {
+  for (int f = 0; f < RG_NUM; f++) {
     uint8_t id = chs_reg_id(f);
     assert_true(id != 0);
     assert_false(used[id]);
     used[id] = true;
-    if (f == REG_RSP) assert_int_equal(id, CHS_REG_SP);
-    else if (f == REG_FLAGS) assert_int_equal(id, CHS_REG_FLAGS);
+    if (f == RG_RSP) assert_int_equal(id, CHS_REG_SP);
+    else if (f == RG_FLAGS) assert_int_equal(id, CHS_REG_FLAGS);
     else assert_true(id != CHS_REG_SP && id != CHS_REG_FLAGS && id != CHS_REG_IP && id != CHS_REG_INDIRECT);
   }
 }
@@ -34,18 +34,18 @@ static void test_inference_rules(void **state) {
     int br;
     regset_t src, addr_src, dst;
   } cases[] = {
-    {BR_COND, REG_BIT(REG_FLAGS), 0, 0},
-    {BR_COND, REG_BIT(REG_RCX), 0, REG_BIT(REG_RCX)},          /* loop / jrcxz */
+    {BR_COND, RG_BIT(RG_FLAGS), 0, 0},
+    {BR_COND, RG_BIT(RG_RCX), 0, RG_BIT(RG_RCX)},          /* loop / jrcxz */
     {BR_JUMP, 0, 0, 0},
-    {BR_IND_JUMP, REG_BIT(REG_RAX), 0, 0},                      /* jmp rax */
+    {BR_IND_JUMP, RG_BIT(RG_RAX), 0, 0},                      /* jmp rax */
     {BR_IND_JUMP, 0, 0, 0},                                     /* jmp [rip+x] (PLT) */
-    {BR_IND_JUMP, 0, REG_BIT(REG_RSP), 0},                      /* jmp [rsp+8] */
-    {BR_CALL, REG_BIT(REG_RSP), 0, REG_BIT(REG_RSP)},
-    {BR_IND_CALL, REG_BIT(REG_RSP), REG_BIT(REG_RBX) | REG_BIT(REG_R12), REG_BIT(REG_RSP)},
-    {BR_IND_CALL, REG_BIT(REG_RSP), 0, REG_BIT(REG_RSP)},       /* call [rip+x] */
-    {BR_RET, REG_BIT(REG_RSP), 0, REG_BIT(REG_RSP)},
-    {BR_NONE, REG_BIT(REG_RSP) | REG_BIT(REG_RAX), 0, REG_BIT(REG_RSP)}, /* push rax */
-    {BR_NONE, REG_BIT(REG_RAX) | REG_BIT(REG_FLAGS), REG_BIT(REG_RBX), REG_BIT(REG_RAX) | REG_BIT(REG_FLAGS)},
+    {BR_IND_JUMP, 0, RG_BIT(RG_RSP), 0},                      /* jmp [rsp+8] */
+    {BR_CALL, RG_BIT(RG_RSP), 0, RG_BIT(RG_RSP)},
+    {BR_IND_CALL, RG_BIT(RG_RSP), RG_BIT(RG_RBX) | RG_BIT(RG_R12), RG_BIT(RG_RSP)},
+    {BR_IND_CALL, RG_BIT(RG_RSP), 0, RG_BIT(RG_RSP)},       /* call [rip+x] */
+    {BR_RET, RG_BIT(RG_RSP), 0, RG_BIT(RG_RSP)},
+    {BR_NONE, RG_BIT(RG_RSP) | RG_BIT(RG_RAX), 0, RG_BIT(RG_RSP)}, /* push rax */
+    {BR_NONE, RG_BIT(RG_RAX) | RG_BIT(RG_FLAGS), RG_BIT(RG_RBX), RG_BIT(RG_RAX) | RG_BIT(RG_FLAGS)},
   };
   for (size_t i = 0; i < WI_ARRAY_LEN(cases); i++) {
     dec_insn d = {.pc = 0x1000, .len = 2, .br = (uint8_t)cases[i].br, .src = cases[i].src,
@@ -59,7 +59,7 @@ static void test_inference_rules(void **state) {
     assert_int_equal(r.is_branch, cases[i].br != BR_NONE);
   }
   /* A not-taken conditional keeps its outcome. */
-  dec_insn d = {.pc = 0x1000, .len = 2, .br = BR_COND, .src = REG_BIT(REG_FLAGS)};
+  dec_insn d = {.pc = 0x1000, .len = 2, .br = BR_COND, .src = RG_BIT(RG_FLAGS)};
   trace_insn ti = {.pc = 0x1000, .next_pc = 0x1002};
   chs_instr r;
   chs_make(&d, &ti, NULL, &r);

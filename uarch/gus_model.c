@@ -113,8 +113,8 @@ struct gus {
   gtv ltv[N_LINKS];
   gtick *fbavail;
   gtv *fbtv;
-  gtick ravail[REG_NUM];
-  gtv rtv[REG_NUM];
+  gtick ravail[RG_NUM];
+  gtv rtv[RG_NUM];
   gtick *robt; /* [rob]: retire time of the instruction in each ROB entry */
   gtv *robtv;
   uint32_t rpos;
@@ -561,7 +561,7 @@ gus *gus_create(const gus_machine *m, uint32_t window, uint32_t n_static, bool t
   g->fe_tv = g->disp_tv = g->ret_tv = TV_EMPTY;
   for (int p = 0; p < GUS_MAX_PORTS; p++) g->ptv[p] = TV_EMPTY;
   for (int l = 0; l < N_LINKS; l++) g->ltv[l] = TV_EMPTY;
-  for (int r = 0; r < REG_NUM; r++) g->rtv[r] = TV_EMPTY;
+  for (int r = 0; r < RG_NUM; r++) g->rtv[r] = TV_EMPTY;
   g->fbavail = xcalloc(g->nfb, sizeof *g->fbavail);
   g->fbtv = xmalloc(g->nfb * sizeof *g->fbtv);
   for (uint32_t i = 0; i < g->nfb; i++) g->fbtv[i] = TV_EMPTY;
@@ -651,7 +651,7 @@ bool gus_check_sets(const gus *g, char *msg, size_t n) {
     return false;
   for (int p = 0; p < GUS_MAX_PORTS; p++)
     if (!check_chain(g, &g->ptv[p], "port", msg, n)) return false;
-  for (int r = 0; r < REG_NUM; r++)
+  for (int r = 0; r < RG_NUM; r++)
     if (!check_chain(g, &g->rtv[r], "register", msg, n)) return false;
   for (uint32_t i = 0; i < g->rob; i++)
     if (!check_chain(g, &g->robtv[i], "rob", msg, n)) return false;
@@ -674,14 +674,14 @@ static void build_sinfo(gus *g, gsinfo *si, const dec_insn *d) {
   si->nuops = g->m.cls[cls].n;
   si->branch = d->br != BR_NONE;
   si->serial = cls == IC_SERIAL || (d->flags & DF_SERIAL);
-  const regset_t all = REG_BIT(REG_NUM) - 1;
+  const regset_t all = RG_BIT(RG_NUM) - 1;
   si->data = zero ? 0 : (d->src & all);
   si->addr = d->addr_src & all;
   si->dst = d->dst & all;
   bool pushpop = !strncmp(d->text, "push", 4) || !strncmp(d->text, "pop", 3);
-  si->stack = g->m.stack_engine && (si->dst & REG_BIT(REG_RSP)) &&
+  si->stack = g->m.stack_engine && (si->dst & RG_BIT(RG_RSP)) &&
               (d->br == BR_CALL || d->br == BR_IND_CALL || d->br == BR_RET || pushpop);
-  if (si->stack) si->dst &= ~REG_BIT(REG_RSP);
+  if (si->stack) si->dst &= ~RG_BIT(RG_RSP);
   si->built = 1;
 }
 
@@ -983,11 +983,11 @@ static ALWAYS_INLINE void step_impl(gus *g, uint32_t sid, const dec_insn *d, con
   }
   if (si->stack) {
     /* the stack engine computes rsp at rename: ready at dispatch, or when rsp itself was */
-    if (td >= g->ravail[REG_RSP]) {
-      g->ravail[REG_RSP] = td;
-      if (TAINT) g->rtv[REG_RSP] = Td;
+    if (td >= g->ravail[RG_RSP]) {
+      g->ravail[RG_RSP] = td;
+      if (TAINT) g->rtv[RG_RSP] = Td;
     } else if (TAINT) {
-      g->rtv[REG_RSP] = tv_add(g, &g->rtv[REG_RSP], n);
+      g->rtv[RG_RSP] = tv_add(g, &g->rtv[RG_RSP], n);
     }
   }
 

@@ -407,7 +407,7 @@ struct ooo_model {
   ooo_rob *rob;
   ooo_uop *uops;
   ooo_link *links;
-  ooo_map *map;             /* REG_NUM entries */
+  ooo_map *map;             /* RG_NUM entries */
   ooo_undo *undo;
   uint16_t *sched_free[OOO_NPOOL];
   uint64_t *rdy;            /* OOO_MAX_PORTS x nwords */

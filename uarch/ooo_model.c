@@ -71,7 +71,7 @@ static void tmpl_build(ooo_model *m, const dec_insn *di, uint32_t sid, ooo_tmpl 
   } else if (t->cls == IC_MOV && c->core.move_elim && __builtin_popcountll(t->src) == 1 &&
              __builtin_popcountll(t->dst) == 1 && strncmp(di->text, "movzx", 5) && strncmp(di->text, "movsx", 5)) {
     int r = __builtin_ctzll(t->src);
-    if (r < REG_FLAGS || (r >= REG_V0 && r < REG_V0 + 16)) {
+    if (r < RG_FLAGS || (r >= RG_V0 && r < RG_V0 + 16)) {
       t->n_exec = 0;
       t->flags |= TF_MOVE | TF_ELIM;
     }
@@ -80,9 +80,9 @@ static void tmpl_build(ooo_model *m, const dec_insn *di, uint32_t sid, ooo_tmpl 
   }
   if (c->core.stack_engine && is_stack_op(di)) {
     t->flags |= TF_STACK;
-    t->src &= ~REG_BIT(REG_RSP);
-    t->addr_src &= ~REG_BIT(REG_RSP);
-    t->dst &= ~REG_BIT(REG_RSP);
+    t->src &= ~RG_BIT(RG_RSP);
+    t->addr_src &= ~RG_BIT(RG_RSP);
+    t->dst &= ~RG_BIT(RG_RSP);
   }
   /* Default memory accesses (wrong path): the trace's static record, else the decoder's. */
   if (sid != UINT32_MAX) {
@@ -106,7 +106,7 @@ static void tmpl_build(ooo_model *m, const dec_insn *di, uint32_t sid, ooo_tmpl 
   }
   for (uint32_t i = 0; i < 2; i++)
     if (!t->mem_size_def[i]) t->mem_size_def[i] = 8;
-  const regset_t int_regs = 0xffffULL, vec_regs = (0xffffULL << REG_V0) | (0xffULL << REG_ST0);
+  const regset_t int_regs = 0xffffULL, vec_regs = (0xffffULL << RG_V0) | (0xffULL << RG_ST0);
   bool elim = (t->flags & TF_ELIM) != 0;
   t->n_int = elim ? 0 : (uint8_t)__builtin_popcountll(t->dst & int_regs);
   t->n_vec = elim ? 0 : (uint8_t)__builtin_popcountll(t->dst & vec_regs);
@@ -297,7 +297,7 @@ ooo_model *ooo_new(const ooo_config *cfg, const trace_t *t, unsigned flags, wi_e
   size_t o_rob = lay_add(&l, (size_t)rob_ring * sizeof(ooo_rob));
   size_t o_uops = lay_add(&l, (size_t)U * sizeof(ooo_uop));
   size_t o_links = lay_add(&l, (size_t)m->link_n * sizeof(ooo_link));
-  size_t o_map = lay_add(&l, REG_NUM * sizeof(ooo_map));
+  size_t o_map = lay_add(&l, RG_NUM * sizeof(ooo_map));
   size_t o_undo = lay_add(&l, (size_t)undo * sizeof(ooo_undo));
   size_t o_sf[OOO_NPOOL];
   for (int p = 0; p < OOO_NPOOL; p++) o_sf[p] = lay_add(&l, (size_t)(m->sched_cap[p] + 1) * sizeof(uint16_t));

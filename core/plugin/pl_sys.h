@@ -1,6 +1,6 @@
 /* pl_sys.h — operating-system helpers of the recorder plugin: signal masks and the hook that
  * runs before QEMU kills itself for a fatal guest signal. Kept apart from whatif_plugin.c
- * because <signal.h> under _GNU_SOURCE declares REG_RAX, REG_RSP, ... (ucontext indices),
+ * because <signal.h> under _GNU_SOURCE declares RG_RAX, RG_RSP, ... (ucontext indices),
  * which collide with insn.h's register families. */
 #ifndef WHATIF_PL_SYS_H
 #define WHATIF_PL_SYS_H
