@@ -60,6 +60,23 @@ mfir_db *mfir_open(const char *path, wi_err *err) {
     mfir_close(d);
     return NULL;
   }
+  /* The window sizes the arrays of the walks: it must lie inside the flows actually stored (a
+   * damaged meta table once asked for a 128 TB allocation). Both bounds are rowid look-ups. */
+  sqlite3_stmt *st = NULL;
+  wi_rc rc = rd_prepare(d, "SELECT min(fid), max(fid) FROM cflow", &st, err);
+  if (!rc) {
+    if (sqlite3_step(st) != SQLITE_ROW || sqlite3_column_type(st, 0) == SQLITE_NULL ||
+        sqlite3_column_int64(st, 0) > w->first_fid || sqlite3_column_int64(st, 1) < w->last_fid)
+      rc = wi_fail(err, WI_ECORRUPT, "%s: meta table: the window %lld..%lld is not in the cflow table", path,
+                   (long long)w->first_fid, (long long)w->last_fid);
+    sqlite3_finalize(st);
+  }
+  if (!rc && (w->rename_width < 1 || w->rename_width > 1024))
+    rc = wi_fail(err, WI_ECORRUPT, "%s: meta table: rename_width %u is out of range", path, w->rename_width);
+  if (rc) {
+    mfir_close(d);
+    return NULL;
+  }
   w->total_cycles = w->end_cycle + 1 - w->start_cycle;
   w->insns = (uint64_t)(w->last_fid - w->first_fid) + 1;
   return d;

@@ -55,6 +55,32 @@ static wi_rc exec(rp_store *s, const char *sql, wi_err *err) {
   return WI_OK;
 }
 
+/* Refuse a database that already holds tables but is not a results store (an MFIR database, a
+ * foreign file): creating our schema in it would modify someone else's data. Runs before any
+ * statement that writes (even PRAGMA journal_mode changes the file header). */
+static wi_rc check_kind(sqlite3 *db, const char *path, wi_err *err) {
+  sqlite3_stmt *st = NULL;
+  int64_t n_tables = -1;
+  if (sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master", -1, &st, NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    n_tables = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  if (n_tables < 0) return wi_fail(err, WI_ECORRUPT, "%s: not an SQLite database: %s", path, sqlite3_errmsg(db));
+  if (n_tables == 0) return WI_OK;
+  bool ours = false;
+  st = NULL;
+  if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key='kind'", -1, &st, NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW) {
+    const char *v = (const char *)sqlite3_column_text(st, 0);
+    ours = v && !strcmp(v, "whatif sweep");
+  }
+  sqlite3_finalize(st);
+  if (!ours)
+    return wi_fail(err, WI_ECORRUPT, "%s: not a whatif sweep results database (an MFIR database or another "
+                   "SQLite file; left unchanged)", path);
+  return WI_OK;
+}
+
 rp_store *rp_store_open(const char *path, wi_err *err) {
   rp_store *s = xcalloc(1, sizeof *s);
   s->path = xstrdup(path);
@@ -70,7 +96,8 @@ rp_store *rp_store_open(const char *path, wi_err *err) {
     return NULL;
   }
   sqlite3_busy_timeout(s->db, 10000);
-  wi_rc rc = exec(s, k_schema, err);
+  wi_rc rc = check_kind(s->db, path, err);
+  if (!rc) rc = exec(s, k_schema, err);
   if (!rc) {
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(s->db, "SELECT value FROM meta WHERE key='schema_version'", -1, &st, NULL) == SQLITE_OK &&
@@ -241,10 +268,39 @@ wi_rc rp_store_merge(rp_store *s, const char *in_path, int64_t *rows, wi_err *er
   if (rc) return rc;
   /* Check the input is a results database of our schema before attaching it. */
   {
-    wi_err e = {0};
-    rp_store *in = rp_store_open(in_path, &e);
-    if (!in) return wi_fail(err, e.rc, "%s", e.msg);
-    rp_store_close(in, &e);
+    /* Read-only: a missing input must not be created, a foreign one must not be modified. */
+    sqlite3 *in = NULL;
+    if (sqlite3_open_v2(in_path, &in, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+      rc = wi_fail(err, WI_EIO, "%s: cannot open the results database: %s", in_path,
+                   in ? sqlite3_errmsg(in) : "out of memory");
+      sqlite3_close(in);
+      return rc;
+    }
+    sqlite3_busy_timeout(in, 10000);
+    rc = check_kind(in, in_path, err);
+    if (!rc) {
+      int64_t n_tables = 0;
+      sqlite3_stmt *q = NULL;
+      if (sqlite3_prepare_v2(in, "SELECT count(*) FROM sqlite_master WHERE name IN ('meta','run','replay')", -1, &q,
+                             NULL) == SQLITE_OK &&
+          sqlite3_step(q) == SQLITE_ROW)
+        n_tables = sqlite3_column_int64(q, 0);
+      sqlite3_finalize(q);
+      if (n_tables != 3) rc = wi_fail(err, WI_ECORRUPT, "%s: not a whatif sweep results database", in_path);
+    }
+    if (!rc) {
+      sqlite3_stmt *q = NULL;
+      const char *v = NULL;
+      if (sqlite3_prepare_v2(in, "SELECT value FROM meta WHERE key='schema_version'", -1, &q, NULL) == SQLITE_OK &&
+          sqlite3_step(q) == SQLITE_ROW)
+        v = (const char *)sqlite3_column_text(q, 0);
+      if (!v || strcmp(v, RP_SCHEMA_VERSION))
+        rc = wi_fail(err, WI_EVERSION, "%s: results database schema version %s (this whatif reads %s)", in_path,
+                     v ? v : "?", RP_SCHEMA_VERSION);
+      sqlite3_finalize(q);
+    }
+    sqlite3_close(in);
+    if (rc) return rc;
   }
   sqlite3_stmt *st = NULL;
   if (sqlite3_prepare_v2(s->db, "ATTACH DATABASE ?1 AS src", -1, &st, NULL)) return db_fail(s, err, "attach");

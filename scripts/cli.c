@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifndef WHATIF_SOURCE_DIR
@@ -43,6 +44,7 @@ static void help(FILE *f) {
 int cli_main(int argc, char **argv) {
   if (argc < 1 || !strcmp(argv[0], "help") || !strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")) {
     help(stdout);
+    if (argc < 1) fprintf(stderr, "whatif: no command given (try whatif help)\n");
     return argc < 1 ? EXIT_BADINPUT : 0;
   }
   if (!strcmp(argv[0], "--version")) {
@@ -68,6 +70,24 @@ int cli_usage(const char *cmd, const char *fmt, ...) {
 int cli_fail(const wi_err *err) {
   wi_perror(err);
   return EXIT_BADINPUT;
+}
+
+int cli_check_out(const char *cmd, const char *path) {
+  struct stat sb;
+  if (!path[0]) return cli_usage(cmd, "empty output path");
+  if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) return cli_usage(cmd, "cannot write %s: it is a directory", path);
+  char *dir = xstrdup(path);
+  char *slash = strrchr(dir, '/');
+  if (!slash) strcpy(dir, ".");
+  else if (slash == dir) slash[1] = 0; /* "/name" */
+  else *slash = 0;
+  int rc = 0;
+  if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+    rc = cli_usage(cmd, "cannot write %s: directory %s does not exist", path, dir);
+  else if (access(dir, W_OK | X_OK) != 0)
+    rc = cli_usage(cmd, "cannot write %s: directory %s is not writable", path, dir);
+  free(dir);
+  return rc;
 }
 
 const char *cli_exe_dir(void) {

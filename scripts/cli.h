@@ -47,6 +47,11 @@ int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(print
 /* Report err and return EXIT_BADINPUT. */
 int cli_fail(const wi_err *err);
 
+/* Check before any long work that an output file can be created at path (written later as a
+ * temporary beside it, then renamed): its directory exists and is writable and path is not a
+ * directory. Returns 0, or reports "whatif <cmd>: cannot write ..." and returns EXIT_BADINPUT. */
+int cli_check_out(const char *cmd, const char *path);
+
 /* Directory containing the running executable (cached; never NULL). */
 const char *cli_exe_dir(void);
 /* Locate a data file shipped with whatif: tries, in order, $WHATIF_HOME/<rel>, <exe_dir>/../<rel>,

@@ -167,9 +167,10 @@ static void bench_help(FILE *f) {
 }
 
 int cmd_bench(int argc, char **argv) {
-  if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
-    bench_help(argc < 2 ? stderr : stdout);
-    return argc < 2 ? EXIT_BADINPUT : 0;
+  if (argc < 2) return cli_usage("bench", "no benchmark given (one of: read mem run sweep gus mfir; see whatif bench --help)");
+  if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+    bench_help(stdout);
+    return 0;
   }
   for (size_t i = 0; i < WI_ARRAY_LEN(subs); i++)
     if (!strcmp(argv[1], subs[i].name)) return subs[i].fn(argc - 1, argv + 1);

@@ -93,10 +93,7 @@ int cmd_critical(int argc, char **argv) {
       return cli_usage("critical", "more than one database given ('%s')", a);
     }
   }
-  if (!path) {
-    usage(stderr);
-    return EXIT_BADINPUT;
-  }
+  if (!path) return cli_usage("critical", "no MFIR database given (usage: whatif critical DB [--symptom S] [--top N] [--json])");
   wi_err err = {0};
   mfir_db *d = mfir_open(path, &err);
   if (!d) return cli_fail(&err);

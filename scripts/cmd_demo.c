@@ -270,6 +270,7 @@ int cmd_demo(int argc, char **argv) {
       return cli_usage("demo", "unknown argument '%s' (see whatif demo --help)", a);
     }
   }
+  if (report && cli_check_out("demo", report)) return EXIT_BADINPUT; /* not after minutes of work */
 
   double t_start = wi_now();
   int status = EXIT_BADINPUT;
@@ -287,11 +288,19 @@ int cmd_demo(int argc, char **argv) {
   size_t n_done = 0;
   double t_record = 0, t_base = 0, t_val = 0, t_iv = 0;
   ooo_config cfg;
+  if (rpc_machine(uarch, NULL, 0, &cfg, &err)) goto fail;
   if (!wdir) {
     wi_fail(&err, WI_EINVAL, "demo: cannot find the workload binaries (build the `workloads` target, or give --workloads DIR)");
     goto fail;
   }
-  if (rpc_machine(uarch, NULL, 0, &cfg, &err)) goto fail;
+  /* Bad input is reported before any progress line or directory: every binary must be there. */
+  for (size_t i = 0; i < N_WL; i++) {
+    char *bin = xasprintf("%s/%s", wdir, k_wls[i].name);
+    bool ok = access(bin, X_OK) == 0;
+    if (!ok) wi_fail(&err, WI_EINVAL, "demo: workload binary %s not found (build the `workloads` target)", bin);
+    free(bin);
+    if (!ok) goto fail;
+  }
   if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
     wi_fail(&err, WI_EIO, "demo: cannot create %s: %s", dir, strerror(errno));
     goto fail;

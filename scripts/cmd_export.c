@@ -83,8 +83,7 @@ int cmd_export(int argc, char **argv) {
         chosen = &formats[k];
       }
   if (!chosen) {
-    usage(stderr);
-    return cli_usage("export", "no output format given");
+    return cli_usage("export", "no output format given (--champsim OUT.xz or --kanata OUT.log; see whatif export --help)");
   }
   return chosen->run(argc, argv);
 }

@@ -95,7 +95,6 @@ int cmd_mfir(int argc, char **argv) {
     }
   }
   if (!path || !out) {
-    usage(stderr);
     return cli_usage("mfir", "%s", !path ? "no trace given" : "no output given (-o OUT.db)");
   }
   wi_err err = {0};

@@ -184,13 +184,18 @@ int cmd_query(int argc, char **argv) {
       return cli_usage("query", "unexpected argument '%s' (quote the SQL as one argument)", a);
     }
   }
-  if (!db_path || !sql) {
-    usage(stderr);
-    return EXIT_BADINPUT;
-  }
+  if (!db_path || !sql)
+    return cli_usage("query", "%s (usage: whatif query DB \"SQL\" [--json | --csv])", !db_path ? "no database given" : "no SQL given");
   sqlite3 *db = NULL;
   if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
     fprintf(stderr, "whatif: %s: cannot open: %s\n", db_path, db ? sqlite3_errmsg(db) : "out of memory");
+    sqlite3_close(db);
+    return EXIT_BADINPUT;
+  }
+  /* SQLite reads lazily: a statement that touches no table ("select 1") would succeed on any file.
+   * Read the schema once so a file that is not a database fails here. */
+  if (sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL) != SQLITE_OK) {
+    fprintf(stderr, "whatif: %s: not an SQLite database: %s\n", db_path, sqlite3_errmsg(db));
     sqlite3_close(db);
     return EXIT_BADINPUT;
   }

@@ -68,7 +68,7 @@ int cmd_replay(int argc, char **argv) {
     }
   }
   if (!path || !dos.n) {
-    if (!path) usage(stderr);
+    if (!path) cli_usage("replay", "no trace given (usage: whatif replay TRACE --do 'INTERVENTION' ...; see whatif replay --help)");
     else cli_usage("replay", "no intervention given (--do 'ras{repair=\"full\"}'; see whatif replay --help)");
     goto out_args;
   }

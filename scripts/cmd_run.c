@@ -71,10 +71,7 @@ int cmd_run(int argc, char **argv) {
       return cli_usage("run", "more than one trace given ('%s' and '%s')", path, a);
     }
   }
-  if (!path) {
-    usage(stderr);
-    return EXIT_BADINPUT;
-  }
+  if (!path) return cli_usage("run", "no trace given (usage: whatif run TRACE [options]; see whatif run --help)");
   wi_err err = {0};
   ooo_config cfg;
   if (machine_load(uarch, &cfg, &err)) return cli_fail(&err);

@@ -1,6 +1,6 @@
 /* cmd_script.c — `whatif script FILE.lua [ARGS...]`: run a Lua what-if script with the `whatif`
  * module preloaded (`local w = require "whatif"`) and the arguments in the global `arg`. A
- * script error is reported as "file:line: message" and exits 1. */
+ * script error is reported as one line "whatif script: file:line: message" and exits 1. */
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
@@ -28,10 +28,7 @@ static int msgh(lua_State *L) {
 }
 
 int cmd_script(int argc, char **argv) {
-  if (argc < 2) {
-    usage(stderr);
-    return EXIT_BADINPUT;
-  }
+  if (argc < 2) return cli_usage("script", "no script given (usage: whatif script FILE.lua [ARGS...])");
   if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
     usage(stdout);
     return 0;
@@ -69,8 +66,11 @@ int cmd_script(int argc, char **argv) {
     rc = lua_pcall(L, argc - 2, 0, 1);
   }
   if (rc != LUA_OK) {
+    /* One line, prefixed like every other whatif error; the message keeps its file:line. */
     const char *msg = lua_tostring(L, -1);
-    fprintf(stderr, "%s\n", msg ? msg : "script error");
+    fputs("whatif script: ", stderr);
+    for (const char *c = msg ? msg : "script error"; *c; c++) fputc(*c == '\n' || *c == '\r' ? ' ' : *c, stderr);
+    fputc('\n', stderr);
     status = EXIT_CHECK;
   }
   fflush(stdout);

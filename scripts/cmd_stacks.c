@@ -45,10 +45,7 @@ int cmd_stacks(int argc, char **argv) {
       return cli_usage("stacks", "more than one database given ('%s')", argv[i]);
     }
   }
-  if (!path) {
-    usage(stderr);
-    return EXIT_BADINPUT;
-  }
+  if (!path) return cli_usage("stacks", "no MFIR database given (usage: whatif stacks DB [--top N] [--json])");
   wi_err err = {0};
   mfir_db *d = mfir_open(path, &err);
   if (!d) return cli_fail(&err);

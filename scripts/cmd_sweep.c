@@ -201,7 +201,7 @@ int cmd_sweep(int argc, char **argv) {
     }
   }
   if (!path) {
-    usage(stderr);
+    cli_usage("sweep", "no trace given (usage: whatif sweep TRACE (--per-pc 'TEMPLATE' | --list FILE) -o OUT.db; see whatif sweep --help)");
     goto out_args;
   }
   if (!!per_pc == !!list) {
@@ -225,6 +225,7 @@ int cmd_sweep(int argc, char **argv) {
   memset(&tmpl, 0, sizeof tmpl);
   sweep_ctx sc;
   memset(&sc, 0, sizeof sc);
+  bool created = false; /* OUT.db did not exist before: remove it when we fail before any row */
   char *cmdline = rpc_command_line("whatif", argc, argv);
   if (rpc_machine(uarch, sets.a, sets.n, &cfg, &err)) goto fail;
   if (!(t = trace_open(path, &err))) goto fail;
@@ -274,6 +275,7 @@ int cmd_sweep(int argc, char **argv) {
     if (!p) goto fail;
     rp_plan_free(p);
   }
+  created = access(out, F_OK) != 0;
   if (!(st = rp_store_open(out, &err))) goto fail;
   rp_store_set_batch(st, (int)batch, 0);
   double t0 = wi_now();
@@ -341,6 +343,14 @@ done:
   if (st) {
     wi_err e2 = {0};
     if (rp_store_close(st, &e2) && !status) status = cli_fail(&e2);
+  }
+  if (status && created && !sc.rows) {
+    static const char *const sfx[] = {"", "-wal", "-shm", "-journal"};
+    for (size_t i = 0; i < WI_ARRAY_LEN(sfx); i++) {
+      char *p = xasprintf("%s%s", out, sfx[i]);
+      unlink(p);
+      free(p);
+    }
   }
   for (size_t i = 0; i < plans.n; i++) rp_plan_free(plans.a[i]);
   VEC_FREE(plans);

@@ -31,10 +31,7 @@ int cmd_tma(int argc, char **argv) {
       return cli_usage("tma", "more than one database given ('%s')", argv[i]);
     }
   }
-  if (!path) {
-    usage(stderr);
-    return EXIT_BADINPUT;
-  }
+  if (!path) return cli_usage("tma", "no MFIR database given (usage: whatif tma DB [--json])");
   wi_err err = {0};
   mfir_db *d = mfir_open(path, &err);
   if (!d) return cli_fail(&err);

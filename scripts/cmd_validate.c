@@ -105,7 +105,14 @@ int cmd_validate(int argc, char **argv) {
     }
   }
   if (!paths.n) {
-    usage(stderr);
+    cli_usage("validate", "no trace given (usage: whatif validate TRACE... [options]; see whatif validate --help)");
+    goto out_args;
+  }
+  if (out && cli_check_out("validate", out)) goto out_args; /* before minutes of replays */
+  if (workload && strcmp(workload, "none") && !val_cause_find(workload)) {
+    /* a typo would otherwise silently drop the injected-cause check */
+    cli_usage("validate", "--workload '%s' has no injected-cause check (fma_chain, ptrchase, branchy, ports, "
+              "recursion, or none)", workload);
     goto out_args;
   }
   o.threads = (unsigned)threads;

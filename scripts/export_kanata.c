@@ -257,9 +257,10 @@ int export_kanata(int argc, char **argv) {
   int64_t f0 = from == UINT64_MAX ? w->first_fid : (int64_t)from;
   int64_t f1 = count == UINT64_MAX ? w->last_fid : f0 + (int64_t)count - 1;
   if (f0 < w->first_fid || f0 > w->last_fid || count == 0) {
+    long long first = (long long)w->first_fid, last = (long long)w->last_fid; /* w dies with d */
     mfir_close(d);
-    return cli_usage("export", "--from %lld is outside the window (%lld..%lld)", (long long)f0,
-                     (long long)w->first_fid, (long long)w->last_fid);
+    if (count == 0) return cli_usage("export", "--count must be at least 1");
+    return cli_usage("export", "--from %lld is outside the window (%lld..%lld)", (long long)f0, first, last);
   }
   if (f1 > w->last_fid) f1 = w->last_fid;
   sqlite3 *db = mfir_sqlite(d);

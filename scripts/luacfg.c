@@ -22,6 +22,12 @@ static cfg_val *conv(lua_State *L, int idx, const char *path, int depth, wi_err 
     return NULL;
   }
   if (depth > 32) {
+    wi_fail(err, WI_EINVAL, "%s: tables nested too deeply (or a table that contains itself)", path);
+    return NULL;
+  }
+  /* Each level holds a key and a value on the Lua stack; a C function is only promised
+   * LUA_MINSTACK slots, and overrunning them corrupts the heap (a cyclic table did). */
+  if (!lua_checkstack(L, 4)) {
     wi_fail(err, WI_EINVAL, "%s: tables nested too deeply", path);
     return NULL;
   }
@@ -76,9 +82,27 @@ static cfg_val *conv(lua_State *L, int idx, const char *path, int depth, wi_err 
 
 cfg_val *luacfg_from_stack(lua_State *L, int idx, wi_err *err) { return conv(L, idx, "", 0, err); }
 
+/* A configuration is data: one that runs for more than ~100 M Lua instructions is stuck (an
+ * infinite loop), and is an error rather than a hang. */
+enum { LUACFG_STEP = 1000000, LUACFG_MAX_STEPS = 100 };
+
+static void budget_hook(lua_State *L, lua_Debug *ar) {
+  lua_getfield(L, LUA_REGISTRYINDEX, "whatif.cfg_steps");
+  lua_Integer n = lua_tointeger(L, -1) + 1;
+  lua_pop(L, 1);
+  lua_pushinteger(L, n);
+  lua_setfield(L, LUA_REGISTRYINDEX, "whatif.cfg_steps");
+  if (n <= LUACFG_MAX_STEPS) return;
+  if (lua_getinfo(L, "Sl", ar) && ar->currentline > 0)
+    luaL_error(L, "%s:%d: configuration still running after %d M Lua instructions (an endless loop?)", ar->short_src,
+               ar->currentline, LUACFG_MAX_STEPS);
+  luaL_error(L, "configuration still running after %d M Lua instructions (an endless loop?)", LUACFG_MAX_STEPS);
+}
+
 static lua_State *new_state(void) {
   lua_State *L = luaL_newstate();
   if (!L) wi_die(2, "cannot create a Lua state");
+  lua_sethook(L, budget_hook, LUA_MASKCOUNT, LUACFG_STEP);
   luaL_requiref(L, "_G", luaopen_base, 1);
   luaL_requiref(L, LUA_STRLIBNAME, luaopen_string, 1);
   luaL_requiref(L, LUA_MATHLIBNAME, luaopen_math, 1);
@@ -133,6 +157,7 @@ void luacfg_push(lua_State *L, const cfg_val *v) {
     return;
   case CV_STR: lua_pushstring(L, v->str); return;
   case CV_TABLE:
+    luaL_checkstack(L, 3, "configuration nested too deeply");
     lua_createtable(L, (int)cv_len(v), (int)v->n);
     for (size_t i = 0; i < v->n; i++) {
       luacfg_push(L, v->entries[i].val);
