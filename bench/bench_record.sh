@@ -6,7 +6,9 @@
 # dynamic stream and of the whole file (which also holds the code of libc and ld.so).
 # Wall-clock times on a shared machine: run it when the machine is otherwise quiet. The CPU
 # column (user + system seconds of the recording, both of its threads) is less sensitive to
-# other load; it needs /usr/bin/time (Debian package `time`).
+# other load; it needs /usr/bin/time (Debian package `time`). The load average is printed before
+# and after. WHATIF_RECORD_TIMING=1 in the environment makes `whatif record` print its phases
+# (QEMU run, opening the raw trace, finalize steps) on stderr.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-$here/../build}
@@ -21,6 +23,7 @@ now() { date +%s.%N; }
 # json_num KEY FILE: the number after "KEY": in whatif info --json output
 json_num() { sed -n "s/^ *\"$1\": \([0-9.eE+-]*\),*$/\1/p" "$2" | head -n 1; }
 
+echo "# $(uptime)"
 printf '%-11s %-16s %10s %7s %7s %7s %7s %9s %8s %8s\n' workload args 'raw insns' native qemu record 'cpu' \
   'M insn/s' 'B/insn' 'file B/i'
 tab=$(printf '\t')
@@ -56,3 +59,4 @@ while IFS="$tab" read -r name dflt test; do
   }'
   rm -f "$tmp/$name.wtr"
 done < "$list"
+echo "# $(uptime)"

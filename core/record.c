@@ -1,7 +1,9 @@
 /* record.c — the recorder's launcher: checks its inputs, runs qemu-x86_64 with the whatif plugin
  * (the program's stdin/stdout/stderr pass through), then finalizes the plugin's raw trace into
  * the output .wtr: the dynamic stream copied as is, plus code regions, symbols, source lines
- * of executed functions and metadata. */
+ * of executed functions and metadata. While QEMU runs, a thread opens the objects the plugin
+ * reports (symbols, DWARF, code bytes), so finalize is short. Environment: WHATIF_RECORD_TIMING=1
+ * prints the wall time of each phase on stderr; WHATIF_RECORD_PREP=0 turns the thread off. */
 
 /* <signal.h> and <sys/wait.h> under _GNU_SOURCE declare RG_RAX, RG_RSP, ... (ucontext
  * register indices), which collide with insn.h's register families (via trace.h). Nothing
@@ -14,6 +16,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +37,27 @@
 
 /* Lines of executed functions kept in a trace, at most (keeps finalize bounded). */
 #define REC_MAX_LINES 4000000u
+
+/* ---- phase timing (WHATIF_RECORD_TIMING=1 prints where the wall time went) --------------------- */
+
+/* Wall-clock milestones of one rec_run; printed to stderr when the environment asks. */
+typedef struct rec_timing {
+  bool on;
+  double last;     /* wi_now() at the previous mark (seconds) */
+} rec_timing;
+
+static void tm_start(rec_timing *tm) {
+  const char *e = getenv("WHATIF_RECORD_TIMING");
+  tm->on = e && *e && strcmp(e, "0") != 0;
+  tm->last = wi_now();
+}
+
+/* Print the seconds since the previous mark under the name of the phase that just ended. */
+static void tm_mark(rec_timing *tm, const char *phase) {
+  double now = wi_now();
+  if (tm && tm->on) fprintf(stderr, "whatif: timing: %-22s %8.3f s\n", phase, now - tm->last);
+  if (tm) tm->last = now;
+}
 
 /* ---- finding things ------------------------------------------------------------------------ */
 
@@ -104,7 +129,10 @@ char *rec_find_plugin(const char *exe_dir, wi_err *err) {
 /* First line of `argv[0] argv[1..]`'s standard output (malloc'd), or NULL. */
 static char *first_line_of(char *const argv[]) {
   int fds[2];
+  /* close-on-exec: a child forked concurrently (QEMU) must not hold the write end open */
   if (pipe(fds) != 0) return NULL;
+  fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+  fcntl(fds[1], F_SETFD, FD_CLOEXEC);
   pid_t pid = fork();
   if (pid < 0) {
     close(fds[0]);
@@ -157,8 +185,9 @@ static void append(char **b, const char *s) {
 }
 
 /* Run argv with the terminal's interrupts going to the child only (as a shell does); sets
- * *status to the raw wait status. An exec failure is reported through a close-on-exec pipe. */
-static wi_rc run_child(char *const argv[], int *status, wi_err *err) {
+ * *status to the raw wait status. An exec failure is reported through a close-on-exec pipe.
+ * keep_fd (or -1) is a close-on-exec descriptor that the child keeps open across its exec. */
+static wi_rc run_child(char *const argv[], int keep_fd, int *status, wi_err *err) {
   int fds[2];
   if (pipe(fds) != 0) return wi_fail(err, WI_ECHILD, "pipe: %s", strerror(errno));
   fcntl(fds[0], F_SETFD, FD_CLOEXEC);
@@ -175,6 +204,7 @@ static wi_rc run_child(char *const argv[], int *status, wi_err *err) {
     /* No core file of QEMU (or of the guest, which QEMU would write) in the user's directory. */
     struct rlimit nocore = {0, 0};
     setrlimit(RLIMIT_CORE, &nocore);
+    if (keep_fd >= 0) fcntl(keep_fd, F_SETFD, 0);
     execv(argv[0], argv);
     int e = errno;
     ssize_t w = write(fds[1], &e, sizeof e);
@@ -208,6 +238,171 @@ static wi_rc run_child(char *const argv[], int *status, wi_err *err) {
   return WI_OK;
 }
 
+/* ---- work done while QEMU runs ---------------------------------------------------------------- */
+
+/* The launcher is idle while the program runs under QEMU, and finalize's fixed cost is mostly
+ * libdw decompressing the debug sections of libc's separate debug file (~0.1-0.2 s here). So
+ * a thread does that work during the run: the plugin writes one line "BIAS LO HI PATH" (hex)
+ * to a pipe (plugin argument notify=FD) for every object it meets, and the thread opens each
+ * one (symbols, DWARF, code bytes) ahead of finalize. It also runs `qemu --version`. Finalize
+ * takes what it finds ready and does the rest itself, so the trace is the same either way. */
+
+/* An object opened ahead of finalize. */
+typedef struct rec_pre {
+  char *path;
+  uint64_t bias;
+  sym_file *sf;   /* NULL if it could not be opened (finalize retries and warns) */
+  uint8_t **seg;  /* bytes of executable segment i (NULL entry: finalize reads it) */
+  size_t n_seg;
+} rec_pre;
+
+typedef struct rec_prep {
+  pthread_t th;
+  bool started;
+  int notify_rd, notify_wr; /* plugin -> thread; notify_wr is close-on-exec (-1: no pipe) */
+  int stop_rd, stop_wr;     /* launcher -> thread: the run is over */
+  char *qemu;               /* for qemu --version (not owned) */
+  char *qemu_version;       /* first line of its output (malloc'd) or NULL */
+  VEC(rec_pre) objs;        /* owned by the thread until prep_stop returns */
+} rec_prep;
+
+static void prep_object(rec_prep *p, const char *line) {
+  unsigned long long bias, lo, hi;
+  int pos = 0;
+  if (sscanf(line, "%llx %llx %llx %n", &bias, &lo, &hi, &pos) < 3 || !line[pos]) return;
+  const char *path = line + pos;
+  for (size_t i = 0; i < p->objs.n; i++)
+    if (p->objs.a[i].bias == bias && !strcmp(p->objs.a[i].path, path)) return;
+  rec_pre o = {.path = xstrdup(path), .bias = bias};
+  wi_err err = {0};
+  o.sf = sym_open(path, bias, &err);
+  if (o.sf) {
+    (void)sym_has_lines(o.sf); /* loads (decompresses) the DWARF now */
+    o.n_seg = sym_n_segments(o.sf);
+    o.seg = xcalloc(o.n_seg ? o.n_seg : 1, sizeof *o.seg);
+    for (size_t i = 0; i < o.n_seg; i++) {
+      wi_err e2 = {0};
+      o.seg[i] = sym_segment_bytes(o.sf, i, &e2);
+    }
+  }
+  VEC_PUSH(p->objs, o);
+}
+
+static void *prep_main(void *arg) {
+  rec_prep *p = arg;
+  char *vargv[] = {p->qemu, "--version", NULL};
+  p->qemu_version = first_line_of(vargv);
+  char buf[PATH_MAX + 128];
+  size_t have = 0;
+  bool stop = false;
+  for (;;) {
+    struct pollfd pf[2] = {{.fd = p->notify_rd, .events = POLLIN}, {.fd = p->stop_rd, .events = POLLIN}};
+    /* Once stopped, take only what is already in the pipe (a forked child of the program
+     * may hold the write end open forever). */
+    int n = poll(pf, stop ? 1 : 2, stop ? 0 : -1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    if (!stop && (pf[1].revents & (POLLIN | POLLHUP))) stop = true;
+    if (!(pf[0].revents & (POLLIN | POLLHUP))) {
+      if (stop) break;
+      continue;
+    }
+    ssize_t r = read(p->notify_rd, buf + have, sizeof buf - 1 - have);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    have += (size_t)r;
+    buf[have] = 0;
+    char *line = buf, *nl;
+    while ((nl = strchr(line, '\n')) != NULL) {
+      *nl = 0;
+      prep_object(p, line);
+      line = nl + 1;
+    }
+    have -= (size_t)(line - buf);
+    memmove(buf, line, have);
+    if (have == sizeof buf - 1) have = 0; /* an over-long line: drop it */
+  }
+  return NULL;
+}
+
+/* Start the thread (runs `qemu --version` and opens objects the plugin reports). Without a
+ * pipe or a thread, or with WHATIF_RECORD_PREP=0 in the environment (for comparisons), the
+ * version is read here and nothing is opened ahead. */
+static void prep_start(rec_prep *p, char *qemu) {
+  p->qemu = qemu;
+  int nfd[2] = {-1, -1}, sfd[2] = {-1, -1};
+  const char *env = getenv("WHATIF_RECORD_PREP");
+  bool want = !env || strcmp(env, "0") != 0;
+  if (want && pipe(nfd) == 0) {
+    /* The plugin's end sits at a high descriptor so that the program's own open() calls get
+     * the same numbers as without it. */
+    p->notify_wr = fcntl(nfd[1], F_DUPFD_CLOEXEC, 256);
+    if (p->notify_wr < 0) p->notify_wr = fcntl(nfd[1], F_DUPFD_CLOEXEC, 3);
+    close(nfd[1]);
+    p->notify_rd = nfd[0];
+    fcntl(p->notify_rd, F_SETFD, FD_CLOEXEC);
+  }
+  if (p->notify_wr >= 0 && pipe(sfd) == 0) {
+    p->stop_rd = sfd[0];
+    p->stop_wr = sfd[1];
+    fcntl(sfd[0], F_SETFD, FD_CLOEXEC);
+    fcntl(sfd[1], F_SETFD, FD_CLOEXEC);
+    p->started = pthread_create(&p->th, NULL, prep_main, p) == 0;
+  }
+  if (!p->started) {
+    if (p->notify_wr >= 0) close(p->notify_wr);
+    p->notify_wr = -1;
+    char *vargv[] = {qemu, "--version", NULL};
+    p->qemu_version = first_line_of(vargv);
+  }
+}
+
+/* The run is over: the thread finishes what the pipe holds, then ends. */
+static void prep_signal(rec_prep *p) {
+  if (p->started && p->stop_wr >= 0) {
+    char c = 1;
+    ssize_t w = write(p->stop_wr, &c, 1);
+    (void)w;
+    close(p->stop_wr);
+    p->stop_wr = -1;
+  }
+}
+
+/* Signal the thread and wait for it; then its results may be used. Idempotent. */
+static void prep_stop(rec_prep *p) {
+  prep_signal(p);
+  if (p->started) {
+    pthread_join(p->th, NULL);
+    p->started = false;
+  }
+  int *fds[] = {&p->notify_rd, &p->notify_wr, &p->stop_rd, &p->stop_wr};
+  for (size_t i = 0; i < WI_ARRAY_LEN(fds); i++) {
+    if (*fds[i] >= 0) close(*fds[i]);
+    *fds[i] = -1;
+  }
+}
+
+/* The object opened ahead for (path, bias), or NULL. */
+static rec_pre *prep_find(rec_prep *p, const char *path, uint64_t bias) {
+  for (size_t i = 0; i < p->objs.n; i++)
+    if (p->objs.a[i].bias == bias && !strcmp(p->objs.a[i].path, path)) return &p->objs.a[i];
+  return NULL;
+}
+
+static void prep_free(rec_prep *p) {
+  prep_stop(p);
+  for (size_t i = 0; i < p->objs.n; i++) {
+    rec_pre *o = &p->objs.a[i];
+    for (size_t j = 0; j < o->n_seg; j++) free(o->seg[j]);
+    free(o->seg);
+    sym_close(o->sf);
+    free(o->path);
+  }
+  VEC_FREE(p->objs);
+  free(p->qemu_version);
+  p->qemu_version = NULL;
+}
+
 /* ---- finalize --------------------------------------------------------------------------------- */
 
 /* One source-line row to write (line 0: no information from here on). */
@@ -237,16 +432,31 @@ static const char *base_name(const char *path) {
 }
 
 /* Add the code regions, symbols and the source lines of executed functions of object o. */
-static void add_object(trace_writer *w, const trace_t *t, const trace_object *o) {
+/* pre (or NULL): the object opened while the program ran; what it holds is taken over. */
+static void add_object(trace_writer *w, const trace_t *t, const trace_object *o, rec_pre *pre,
+                       rec_timing *tm) {
   wi_err err = {0};
-  sym_file *sf = sym_open(o->path, o->bias, &err);
+  sym_file *sf = NULL;
+  if (pre && pre->sf) {
+    sf = pre->sf;
+    pre->sf = NULL;
+  } else {
+    sf = sym_open(o->path, o->bias, &err);
+  }
+  tm_mark(tm, "  sym_open");
   if (!sf) {
     fprintf(stderr, "whatif: warning: %s; its code bytes and symbols are not in the trace\n", err.msg);
     return;
   }
   for (size_t i = 0; i < sym_n_segments(sf); i++) {
     const sym_segment *s = sym_segment_at(sf, i);
-    uint8_t *bytes = sym_segment_bytes(sf, i, &err);
+    uint8_t *bytes = NULL;
+    if (pre && i < pre->n_seg && pre->seg[i]) {
+      bytes = pre->seg[i];
+      pre->seg[i] = NULL;
+    } else {
+      bytes = sym_segment_bytes(sf, i, &err);
+    }
     if (!bytes) {
       fprintf(stderr, "whatif: warning: %s\n", err.msg);
       continue;
@@ -254,11 +464,13 @@ static void add_object(trace_writer *w, const trace_t *t, const trace_object *o)
     tw_region(w, s->addr, bytes, s->size, o->path);
     free(bytes);
   }
+  tm_mark(tm, "  code regions");
   const char *obj = base_name(o->path);
   for (size_t i = 0; i < sym_n_funcs(sf); i++) {
     const sym_func *f = sym_func_at(sf, i);
     tw_symbol(w, f->addr, f->size, f->name, obj);
   }
+  tm_mark(tm, "  symbols");
   if (sym_has_lines(sf)) {
     /* Lines of every function that executed (bounded by the code that ran, not by the size
      * of the debug information), and of executed PCs outside any sized function. */
@@ -292,6 +504,7 @@ static void add_object(trace_writer *w, const trace_t *t, const trace_object *o)
     map64_free(&done);
     VEC_FREE(rows);
   }
+  tm_mark(tm, "  source lines");
   sym_close(sf);
 }
 
@@ -330,7 +543,7 @@ typedef struct rec_meta {
 
 /* Write out from the plugin's raw trace: stream copied, regions/symbols/lines/meta added. */
 static wi_rc finalize(const trace_t *raw, const char *out, const rec_opts *o, const rec_meta *m,
-                      wi_err *err) {
+                      rec_prep *prep, rec_timing *tm, wi_err *err) {
   char *tmp = atomic_tmp_path(out);
   trace_writer_opts wo = {.chunk_insns = o->chunk_insns, .zstd_level = o->zstd_level};
   trace_writer *w = tw_open(tmp, &wo, err);
@@ -344,6 +557,7 @@ static wi_rc finalize(const trace_t *raw, const char *out, const rec_opts *o, co
     free(tmp);
     return rc;
   }
+  tm_mark(tm, "copy stream");
   /* One object per (path, bias): the plugin reports each mapping it meets once. */
   for (size_t i = 0; i < trace_n_objects(raw); i++) {
     const trace_object *ob = trace_object_at(raw, i);
@@ -352,7 +566,12 @@ static wi_rc finalize(const trace_t *raw, const char *out, const rec_opts *o, co
       const trace_object *p = trace_object_at(raw, j);
       dup = p->bias == ob->bias && !strcmp(p->path, ob->path);
     }
-    if (!dup) add_object(w, raw, ob);
+    if (!dup) {
+      rec_pre *pre = prep_find(prep, ob->path, ob->bias);
+      if (tm->on)
+        fprintf(stderr, "whatif: timing: object %s%s\n", ob->path, pre && pre->sf ? " (opened while running)" : "");
+      add_object(w, raw, ob, pre, tm);
+    }
   }
   char num[32];
   tw_meta(w, "program", m->program);
@@ -372,6 +591,7 @@ static wi_rc finalize(const trace_t *raw, const char *out, const rec_opts *o, co
   snprintf(num, sizeof num, "%llu", (unsigned long long)m->max);
   tw_meta(w, "max", m->max ? num : "none");
   rc = tw_close(w, err);
+  tm_mark(tm, "write trace");
   if (rc == WI_OK && rename(tmp, out) != 0) {
     rc = wi_fail(err, WI_EIO, "cannot write %s: %s", out, strerror(errno));
     unlink(tmp);
@@ -411,13 +631,16 @@ wi_rc rec_run(const rec_opts *o, int argc, char *const argv[], rec_result *res, 
   memset(res, 0, sizeof *res);
   res->exit_status = -1;
   double t0 = wi_now();
+  rec_timing tm;
+  tm_start(&tm);
   if (argc < 1) return wi_fail(err, WI_EINVAL, "no program given");
   wi_rc rc = WI_OK;
   char *prog = NULL, *prog_abs = NULL, *qemu = NULL, *plugin = NULL, *out = NULL, *raw = NULL;
-  char *plugarg = NULL, *qemu_version = NULL;
+  char *plugarg = NULL;
   char **qargv = NULL;
   trace_t *t = NULL;
   rec_meta meta = {0};
+  rec_prep prep = {.notify_rd = -1, .notify_wr = -1, .stop_rd = -1, .stop_wr = -1};
 
   /* Everything that can be wrong is checked before the program runs. */
   prog = rec_which(argv[0], err);
@@ -477,8 +700,9 @@ wi_rc rec_run(const rec_opts *o, int argc, char *const argv[], rec_result *res, 
   raw = xasprintf("%s.raw.%ld", out, (long)getpid());
   unlink(raw);
 
-  char *vargv[] = {qemu, "--version", NULL};
-  qemu_version = first_line_of(vargv);
+  tm_mark(&tm, "checks");
+  prep_start(&prep, qemu);
+  tm_mark(&tm, "start prep thread");
 
   /* qemu-x86_64 -cpu max -seed N -plugin SO,out=RAW,... -0 ARGV0 PROG ARGS */
   plugarg = xstrdup("");
@@ -508,6 +732,10 @@ wi_rc rec_run(const rec_opts *o, int argc, char *const argv[], rec_result *res, 
     snprintf(kv, sizeof kv, ",chunk=%u", o->chunk_insns);
     append(&plugarg, kv);
   }
+  if (prep.notify_wr >= 0) {
+    snprintf(kv, sizeof kv, ",notify=%d", prep.notify_wr);
+    append(&plugarg, kv);
+  }
   char seed[32];
   snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed);
   qargv = xcalloc((size_t)argc + 12, sizeof *qargv);
@@ -527,8 +755,11 @@ wi_rc rec_run(const rec_opts *o, int argc, char *const argv[], rec_result *res, 
 
   double t_run = wi_now();
   int st = 0;
-  if ((rc = run_child(qargv, &st, err)) != WI_OK) goto out;
+  rc = run_child(qargv, prep.notify_wr, &st, err);
+  prep_signal(&prep); /* the thread finishes while the raw trace is opened */
+  if (rc != WI_OK) goto out;
   res->run_seconds = wi_now() - t_run;
+  tm_mark(&tm, "qemu + plugin");
   if (WIFEXITED(st)) {
     res->exit_status = WEXITSTATUS(st);
     snprintf(meta.exit_desc, sizeof meta.exit_desc, "%d", res->exit_status);
@@ -555,6 +786,7 @@ wi_rc rec_run(const rec_opts *o, int argc, char *const argv[], rec_result *res, 
     else rc = wi_fail(err, WI_ECHILD, "recording failed: %s", why);
     goto out;
   }
+  tm_mark(&tm, "open raw trace");
   const trace_info *ti = trace_get_info(t);
   if (ti->n_raw == 0) {
     if (!strcmp(roi, "ssc"))
@@ -573,11 +805,13 @@ wi_rc rec_run(const rec_opts *o, int argc, char *const argv[], rec_result *res, 
   meta.program = prog_abs;
   meta.args = json_args(argc, argv);
   meta.roi = roi;
-  meta.qemu_version = qemu_version;
   meta.seed = o->seed;
+  prep_stop(&prep);
+  tm_mark(&tm, "wait for prep thread");
+  meta.qemu_version = prep.qemu_version;
   meta.skip = o->skip;
   meta.max = o->max;
-  if ((rc = finalize(t, out, o, &meta, err)) != WI_OK) goto out;
+  if ((rc = finalize(t, out, o, &meta, &prep, &tm, err)) != WI_OK) goto out;
   struct stat ost;
   if (stat(out, &ost) == 0) res->file_bytes = (uint64_t)ost.st_size;
   res->out = out;
@@ -586,11 +820,13 @@ wi_rc rec_run(const rec_opts *o, int argc, char *const argv[], rec_result *res, 
 out:
   trace_close(t);
   if (raw) unlink(raw);
+  tm_mark(&tm, "clean up");
   res->total_seconds = wi_now() - t0;
+  if (tm.on) fprintf(stderr, "whatif: timing: %-22s %8.3f s\n", "total", res->total_seconds);
   free(meta.args);
   free(qargv);
   free(plugarg);
-  free(qemu_version);
+  prep_free(&prep);
   free(raw);
   free(out);
   free(plugin);

@@ -191,34 +191,46 @@ static void buf_free(tr_buf *b) {
 
 /* ==== writer ================================================================================ */
 
-/* One raw dynamic instruction as appended by tw_exec (self-contained: the encoder needs no
- * access to the producer's static table, so it can run on another thread). */
-typedef struct tw_rec {
+/* The producer (tw_exec/tw_mem, called once per instruction and access by the recorder) only
+ * appends compact words to a small batch; the encoder works batch by batch, on a background
+ * thread when threaded, and cuts chunks itself where the producer marked their ends. The
+ * producer stores 8 bytes per instruction and 12 per access (40 and 16 in whole-chunk buffers
+ * before), and the batches cycle through about 1 MB instead of streaming tens of MB per chunk
+ * pair through the caches the traced program also needs. The encoder needs nothing of the
+ * producer's static table: each batch carries the statics created since the previous one. */
+
+#define TW_BATCH_INSNS 4096u  /* instructions per batch (a batch may end earlier, at a chunk end) */
+#define TW_BATCH_MEMS 8192u   /* accesses per batch before it is handed over (grows if needed) */
+#define TW_NBATCH 8           /* batches in flight (threaded): the producer waits when all are full */
+/* The worker is woken once this many batches wait (it then encodes all of them): waking a
+ * sleeping thread costs ~10 us of kernel time here (a KVM guest), too much per batch. */
+#define TW_WAKE_AT 4
+#define TW_ASYNC (1u << 31)   /* in a batch's sid word: the transfer after it is asynchronous */
+#define TW_STORE (1u << 31)   /* in a batch's access info word: a store (the rest is the size) */
+#define TW_MAX_SID (TW_ASYNC - 1)
+
+/* Static facts the encoder needs per sid (its own copy: the producer's table grows freely). */
+typedef struct tw_est {
   uint64_t pc;
-  uint32_t sid;
-  uint32_t mem_start; /* index of its first access in the chunk's access array */
-  uint32_t meta;      /* REC_LEN(len) | REC_KIND(kind) | REC_ASYNC */
-} tw_rec;
+  uint32_t meta; /* REC_META(len, kind) */
+} tw_est;
 #define REC_META(len, kind) ((uint32_t)(len) | (uint32_t)(kind) << 8)
-#define REC_ASYNC (1u << 16)
-#define rec_len(r) ((r)->meta & 0xff)
-#define rec_kind(r) (((r)->meta >> 8) & 0xff)
-#define rec_async(r) (((r)->meta >> 16) & 1)
+#define est_len(s) ((s)->meta & 0xff)
+#define est_kind(s) (((s)->meta >> 8) & 0xff)
 
-typedef struct tw_memrec {
-  uint64_t addr;
-  uint32_t size; /* bytes */
-  uint8_t store;
-} tw_memrec;
-
-/* A chunk being filled (producer) or encoded (encoder). */
-typedef struct tw_chunk {
-  tw_rec *recs;
-  size_t n, cap;
-  tw_memrec *mems;
+/* Consecutive raw dynamic instructions and their accesses, in compact parallel arrays. */
+typedef struct tw_batch {
+  uint32_t *sid;     /* per instruction: sid | TW_ASYNC; sid[n] = the encoder's sentinel id */
+  uint32_t *mstart;  /* per instruction: index of its first access in maddr/minfo; mstart[n] = n_mem */
+  size_t n;          /* instructions */
+  uint64_t *maddr;   /* per access: address */
+  uint32_t *minfo;   /* per access: size in bytes | TW_STORE */
   size_t n_mem, cap_mem;
-  uint64_t next_pc; /* successor of the last record */
-} tw_chunk;
+  uint64_t next_pc;  /* successor of the last instruction */
+  bool chunk_end;    /* the chunk ends with this batch */
+  VEC(tw_est) new_st; /* statics created since the previous batch, in sid order */
+  struct tw_batch *link; /* in the writer's full or free list */
+} tw_batch;
 
 /* Static default accesses as first executed. */
 typedef struct tw_def {
@@ -233,7 +245,7 @@ typedef struct tr_cidx {
   uint64_t hash;   /* wi_hash64 of the compressed frame */
 } tr_cidx;
 
-/* Encoder state: owned by whichever thread encodes chunks (one at a time). */
+/* Encoder state: owned by whichever thread encodes batches (one at a time, in order). */
 typedef struct tw_enc {
   FILE *f;
   const char *path;
@@ -241,12 +253,16 @@ typedef struct tw_enc {
   uint64_t off;     /* file offset of the next byte written */
   int level;
   ZSTD_CCtx *cctx;
+  VEC(tw_est) st;   /* static facts by sid */
   tw_def *def;      /* per sid */
   uint64_t *count;  /* per sid: raw executions */
   uint64_t *last;   /* per sid x 4 slots: previous address in this chunk */
   size_t n_sid;     /* capacity of the per-sid arrays */
   uint64_t stack[TR_STACK];
   unsigned sp_top, sp_n;
+  /* the chunk being encoded: instructions so far, index of the previous discontinuity and
+   * exception (UINT64_MAX: none yet), model instructions, first PC */
+  uint64_t ci, prev_disc, prev_exc, c_insns, c_first_pc;
   tr_buf s_run, s_tgt, s_mem, s_exc, payload, frame;
   VEC(tr_cidx) chunks;
   uint64_t n_raw, n_insns;
@@ -286,11 +302,20 @@ struct trace_writer {
   char *path;
   uint32_t chunk_insns;
   wi_err err; /* first API misuse (reported by tw_close) */
-  uint32_t flush_at; /* tw_exec takes its slow path once the chunk has this many records */
+  /* producer: the batch being filled and when its fast paths must stop */
+  tw_batch *cur;
+  size_t flush_at;  /* tw_exec takes its slow path once cur has this many instructions */
+  /* tw_exec's fast path takes sid when (sid ^ fast_x) < fast_lim: normally fast_x = 0 and
+   * fast_lim = the number of statics; in a self-loop run past the end of a full chunk
+   * (in_run: a rep string instruction iterating, millions of times for a large memset) only
+   * the run's sid (fast_x, fast_lim = 1), as any other instruction ends the chunk. */
+  uint32_t fast_x, fast_lim;
+  bool in_run;
+  size_t mem_at;    /* tw_mem takes its slow path once cur has this many accesses */
+  uint64_t chunk_base, chunk_mem_base; /* instructions/accesses of the chunk before cur */
+  size_t st_sent;   /* statics already passed to the encoder */
   VEC(tw_static_ent) st;
   wi_map64 pcmap;
-  tw_chunk bufs[2];
-  tw_chunk *cur;
   uint64_t n_exec;  /* raw instructions appended */
   bool have_end, copied;
   uint64_t end_pc;
@@ -300,12 +325,19 @@ struct trace_writer {
   VEC(tw_sym) syms;
   VEC(tw_lineent) lines;
   tw_enc enc;
-  /* background compression */
+  tw_batch *batches; /* TW_NBATCH of them (1 when not threaded) */
+  unsigned n_batches;
+  /* background compression: full batches in order (head first), free batches */
   bool threaded;
   pthread_t th;
   pthread_mutex_t mu;
-  pthread_cond_t cv;
-  tw_chunk *job; /* submitted, not yet encoded */
+  pthread_cond_t cv_work; /* the worker waits here for batches */
+  pthread_cond_t cv_free; /* the producer waits here for a free batch or an idle worker */
+  tw_batch *full_head, *full_tail, *free_list;
+  unsigned n_full;   /* batches in the full list */
+  bool busy;         /* the worker is encoding a batch */
+  bool sleeping;     /* the worker waits on cv_work */
+  bool waiting;      /* the producer waits on cv_free */
   bool quit;
 };
 
@@ -337,115 +369,39 @@ static void enc_grow(tw_enc *e, size_t need) {
   e->n_sid = nc;
 }
 
-static bool def_match(const tw_def *d, const tw_memrec *m, size_t k) {
+static inline uint32_t minfo_size(uint32_t info) { return info & ~TW_STORE; }
+static inline uint8_t minfo_store(uint32_t info) { return (uint8_t)(info >> 31); }
+
+static bool def_match(const tw_def *d, const uint32_t *mi, size_t k) {
   if (k != d->n_mem) return false;
   for (size_t j = 0; j < k; j++) {
     size_t s = j < 8 ? j : 7;
-    if (m[j].size != d->size[s] || m[j].store != ((d->store >> s) & 1)) return false;
+    if (minfo_size(mi[j]) != d->size[s] || minfo_store(mi[j]) != ((d->store >> s) & 1)) return false;
   }
   return true;
 }
 
-static void def_set(tw_def *d, const tw_memrec *m, size_t k) {
+static void def_set(tw_def *d, const uint32_t *mi, size_t k) {
   d->set = 1;
   d->n_mem = (uint8_t)WI_MIN(k, 255);
   d->store = 0;
   for (size_t j = 0; j < k && j < 8; j++) {
-    d->size[j] = m[j].size <= 255 ? (uint8_t)m[j].size : 0;
-    if (m[j].store) d->store |= (uint8_t)(1u << j);
+    uint32_t size = minfo_size(mi[j]);
+    d->size[j] = size <= 255 ? (uint8_t)size : 0;
+    if (minfo_store(mi[j])) d->store |= (uint8_t)(1u << j);
   }
 }
 
-/* Encode, compress and write one chunk; records its index entry. */
-static void enc_chunk(tw_enc *e, const tw_chunk *c) {
-  if (e->err.rc || !c->n) return;
-  uint32_t max_sid = 0;
-  for (size_t i = 0; i < c->n; i++) max_sid = WI_MAX(max_sid, c->recs[i].sid);
-  enc_grow(e, (size_t)max_sid + 1);
-  memset(e->last, 0, e->n_sid * 4 * sizeof *e->last);
-  e->sp_top = e->sp_n = 0;
-  e->s_run.n = e->s_tgt.n = e->s_mem.n = e->s_exc.n = 0;
-  /* worst case 10 bytes per varint: reserve once, then write through local pointers */
-  buf_reserve(&e->s_run, c->n * 10);
-  buf_reserve(&e->s_tgt, c->n * 10);
-  buf_reserve(&e->s_mem, c->n_mem * 10);
-  uint8_t *o_run = e->s_run.a, *o_tgt = e->s_tgt.a, *o_mem = e->s_mem.a;
-  uint64_t *lastv = e->last, *count = e->count;
-  tw_def *defs = e->def;
-
-  uint64_t prev_disc = UINT64_MAX, prev_exc = UINT64_MAX, n_insns = 0;
-  for (size_t i = 0; i < c->n; i++) {
-    const tw_rec *r = &c->recs[i];
-    uint64_t next = i + 1 < c->n ? c->recs[i + 1].pc : c->next_pc;
-    size_t mend = i + 1 < c->n ? c->recs[i + 1].mem_start : c->n_mem;
-    const tw_memrec *m = c->mems + r->mem_start;
-    size_t k = mend - r->mem_start;
-    tw_def *d = &defs[r->sid];
-    count[r->sid]++;
-    if (__builtin_expect(!(k == d->n_mem && k <= 1 && d->set && (!k || (m[0].size == d->size[0] &&
-                                                                       m[0].store == (d->store & 1)))), 0)) {
-      /* not the plain default: the general check */
-      if (k > TR_MAX_ACCESSES) {
-        wi_fail(&e->err, WI_EINVAL, "trace %s: more than %u accesses in one instruction (pc 0x%llx)", e->path,
-                TR_MAX_ACCESSES, (unsigned long long)r->pc);
-        return;
-      }
-      if (!d->set) def_set(d, m, k);
-      if (!def_match(d, m, k)) {
-        buf_varint(&e->s_exc, (uint64_t)i - prev_exc - 1); /* UINT64_MAX + 1 wraps to 0 */
-        buf_varint(&e->s_exc, k);
-        for (size_t j = 0; j < k; j++) {
-          uint8_t st = m[j].store ? 0x80 : 0;
-          if (m[j].size < 127) {
-            buf_u8(&e->s_exc, (uint8_t)(st | m[j].size));
-          } else {
-            buf_u8(&e->s_exc, (uint8_t)(st | 127));
-            buf_varint(&e->s_exc, m[j].size);
-          }
-        }
-        prev_exc = i;
-      }
-    }
-    if (k) {
-      uint64_t *last = lastv + (size_t)r->sid * 4, prev = 0;
-      for (size_t j = 0; j < k; j++) {
-        uint64_t base = j < 4 ? last[j] : prev;
-        o_mem = varint_put(o_mem, zigzag_enc((int64_t)(m[j].addr - base)));
-        if (j < 4) last[j] = m[j].addr;
-        prev = m[j].addr;
-      }
-    }
-    uint64_t ft = r->pc + rec_len(r);
-    unsigned async = rec_async(r);
-    if (next != ft || async) {
-      unsigned kind = rec_kind(r);
-      o_run = varint_put(o_run, ((uint64_t)i - prev_disc - 1) << 1 | async);
-      uint64_t base = ft;
-      if (!async && kind == TK_RET && e->sp_n) {
-        e->sp_n--;
-        e->sp_top = (e->sp_top - 1) & (TR_STACK - 1);
-        base = e->stack[e->sp_top];
-      }
-      o_tgt = varint_put(o_tgt, zigzag_enc((int64_t)(next - base)));
-      if (!async && kind == TK_CALL) {
-        e->stack[e->sp_top] = ft;
-        e->sp_top = (e->sp_top + 1) & (TR_STACK - 1);
-        if (e->sp_n < TR_STACK) e->sp_n++;
-      }
-      prev_disc = i;
-    }
-    bool self = next == r->pc && !async && rec_kind(r) == TK_REP;
-    if (!self || i + 1 == c->n) n_insns++;
-  }
-  e->s_run.n = (size_t)(o_run - e->s_run.a);
-  e->s_tgt.n = (size_t)(o_tgt - e->s_tgt.a);
-  e->s_mem.n = (size_t)(o_mem - e->s_mem.a);
-
+/* Compress and write the chunk whose streams are complete; records its index entry. */
+static void enc_finish_chunk(tw_enc *e) {
+  uint64_t n = e->ci;
+  e->ci = 0;
+  if (e->err.rc || !n) return;
   tr_buf *pl = &e->payload;
   pl->n = 0;
-  buf_varint(pl, c->n);
-  buf_varint(pl, n_insns);
-  buf_varint(pl, c->recs[0].pc);
+  buf_varint(pl, n);
+  buf_varint(pl, e->c_insns);
+  buf_varint(pl, e->c_first_pc);
   buf_varint(pl, e->s_run.n);
   buf_varint(pl, e->s_tgt.n);
   buf_varint(pl, e->s_mem.n);
@@ -467,61 +423,268 @@ static void enc_chunk(tw_enc *e, const tw_chunk *c) {
                         .bytes = zn,
                         .first_raw = e->n_raw,
                         .first_insn = e->n_insns,
-                        .n_raw = (uint32_t)c->n,
-                        .n_insns = (uint32_t)n_insns,
-                        .first_pc = c->recs[0].pc},
+                        .n_raw = (uint32_t)n,
+                        .n_insns = (uint32_t)e->c_insns,
+                        .first_pc = e->c_first_pc},
                 .ubytes = pl->n,
                 .hash = wi_hash64(e->frame.a, zn, 0)};
   enc_write(e, e->frame.a, zn);
   VEC_PUSH(e->chunks, ci);
-  e->n_raw += c->n;
-  e->n_insns += n_insns;
+  e->n_raw += n;
+  e->n_insns += e->c_insns;
+}
+
+/* The accesses of instruction ci differ from its static default: write an exception. Returns
+ * false (error set) on too many accesses. */
+static __attribute__((noinline)) bool enc_exception(tw_enc *e, uint64_t ci, uint64_t *prev_exc, const uint32_t *mi,
+                                                    size_t k, uint64_t pc) {
+  if (k > TR_MAX_ACCESSES) {
+    wi_fail(&e->err, WI_EINVAL, "trace %s: more than %u accesses in one instruction (pc 0x%llx)", e->path,
+            TR_MAX_ACCESSES, (unsigned long long)pc);
+    return false;
+  }
+  buf_varint(&e->s_exc, ci - *prev_exc - 1); /* UINT64_MAX + 1 wraps to 0 */
+  buf_varint(&e->s_exc, k);
+  for (size_t j = 0; j < k; j++) {
+    uint32_t size = minfo_size(mi[j]);
+    uint8_t stb = minfo_store(mi[j]) ? 0x80 : 0;
+    if (size < 127) {
+      buf_u8(&e->s_exc, (uint8_t)(stb | size));
+    } else {
+      buf_u8(&e->s_exc, (uint8_t)(stb | 127));
+      buf_varint(&e->s_exc, size);
+    }
+  }
+  *prev_exc = ci;
+  return true;
+}
+
+/* Encode one batch into the current chunk's streams; finishes the chunk at its end. */
+static void enc_batch(tw_enc *e, const tw_batch *b) {
+  for (size_t i = 0; i < b->new_st.n; i++) VEC_PUSH(e->st, b->new_st.a[i]);
+  if (e->err.rc || !b->n) return;
+  tw_est sentinel = {.pc = b->next_pc}; /* at index st.n, the batch's sid[n] */
+  VEC_PUSH(e->st, sentinel);
+  e->st.n--;
+  enc_grow(e, e->st.n);
+  if (e->ci == 0) { /* a new chunk: everything restarts */
+    memset(e->last, 0, e->n_sid * 4 * sizeof *e->last);
+    e->sp_top = e->sp_n = 0;
+    e->s_run.n = e->s_tgt.n = e->s_mem.n = e->s_exc.n = 0;
+    e->prev_disc = e->prev_exc = UINT64_MAX;
+    e->c_insns = 0;
+    e->c_first_pc = e->st.a[b->sid[0] & TW_MAX_SID].pc;
+  }
+  /* worst case 10 bytes per varint: reserve once, then write through local pointers */
+  buf_reserve(&e->s_run, b->n * 10);
+  buf_reserve(&e->s_tgt, b->n * 10);
+  buf_reserve(&e->s_mem, b->n_mem * 10);
+  uint8_t *o_run = e->s_run.a + e->s_run.n, *o_tgt = e->s_tgt.a + e->s_tgt.n, *o_mem = e->s_mem.a + e->s_mem.n;
+  uint64_t *lastv = e->last, *count = e->count;
+  tw_def *defs = e->def;
+  const tw_est *st = e->st.a;
+  uint64_t prev_disc = e->prev_disc, prev_exc = e->prev_exc, n_insns = e->c_insns, ci = e->ci;
+  size_t n = b->n;
+
+  const uint32_t *sids = b->sid, *mstart = b->mstart;
+  uint32_t word = sids[0];
+  const tw_est *s = &st[word & TW_MAX_SID];
+  size_t m0 = mstart[0];
+  for (size_t i = 0; i < n; i++, ci++) {
+    /* the successor's entry (the sentinel after the last) is the next iteration's own */
+    uint32_t sid = word & TW_MAX_SID, nword = sids[i + 1];
+    const tw_est *ns = &st[nword & TW_MAX_SID];
+    uint64_t next = ns->pc;
+    size_t mend = mstart[i + 1];
+    const uint64_t *ma = b->maddr + m0;
+    const uint32_t *mi = b->minfo + m0;
+    size_t k = mend - m0;
+    tw_def *d = &defs[sid];
+    count[sid]++;
+    if (__builtin_expect(!(k == d->n_mem && k <= 1 && d->set &&
+                           (!k || (minfo_size(mi[0]) == d->size[0] && minfo_store(mi[0]) == (d->store & 1)))),
+                         0)) {
+      /* not the plain default: the general check */
+      if (!d->set) {
+        if (k > TR_MAX_ACCESSES) {
+          enc_exception(e, ci, &prev_exc, mi, k, s->pc);
+          return;
+        }
+        def_set(d, mi, k);
+      }
+      if (!def_match(d, mi, k) && !enc_exception(e, ci, &prev_exc, mi, k, s->pc)) return;
+    }
+    if (k) {
+      uint64_t *last = lastv + (size_t)sid * 4, prev = 0;
+      for (size_t j = 0; j < k; j++) {
+        uint64_t base = j < 4 ? last[j] : prev;
+        o_mem = varint_put(o_mem, zigzag_enc((int64_t)(ma[j] - base)));
+        if (j < 4) last[j] = ma[j];
+        prev = ma[j];
+      }
+    }
+    uint64_t ft = s->pc + est_len(s);
+    unsigned async = word >> 31;
+    unsigned kind = est_kind(s);
+    if (next != ft || async) {
+      o_run = varint_put(o_run, (ci - prev_disc - 1) << 1 | async);
+      uint64_t base = ft;
+      if (!async && kind == TK_RET && e->sp_n) {
+        e->sp_n--;
+        e->sp_top = (e->sp_top - 1) & (TR_STACK - 1);
+        base = e->stack[e->sp_top];
+      }
+      o_tgt = varint_put(o_tgt, zigzag_enc((int64_t)(next - base)));
+      if (!async && kind == TK_CALL) {
+        e->stack[e->sp_top] = ft;
+        e->sp_top = (e->sp_top + 1) & (TR_STACK - 1);
+        if (e->sp_n < TR_STACK) e->sp_n++;
+      }
+      prev_disc = ci;
+    }
+    bool self = next == s->pc && !async && kind == TK_REP;
+    if (!self || (i + 1 == n && b->chunk_end)) n_insns++;
+    word = nword;
+    s = ns;
+    m0 = mend;
+  }
+  e->s_run.n = (size_t)(o_run - e->s_run.a);
+  e->s_tgt.n = (size_t)(o_tgt - e->s_tgt.a);
+  e->s_mem.n = (size_t)(o_mem - e->s_mem.a);
+  e->prev_disc = prev_disc;
+  e->prev_exc = prev_exc;
+  e->c_insns = n_insns;
+  e->ci = ci;
+  if (b->chunk_end) enc_finish_chunk(e);
 }
 
 static void *tw_worker(void *arg) {
   trace_writer *w = arg;
   pthread_mutex_lock(&w->mu);
   for (;;) {
-    while (!w->job && !w->quit) pthread_cond_wait(&w->cv, &w->mu);
-    if (!w->job) break;
-    tw_chunk *c = w->job;
+    while (!w->full_head && !w->quit) {
+      w->sleeping = true;
+      pthread_cond_wait(&w->cv_work, &w->mu);
+      w->sleeping = false;
+    }
+    tw_batch *b = w->full_head;
+    if (!b) break;
+    w->full_head = b->link;
+    if (!w->full_head) w->full_tail = NULL;
+    w->n_full--;
+    w->busy = true;
     pthread_mutex_unlock(&w->mu);
-    enc_chunk(&w->enc, c);
+    enc_batch(&w->enc, b);
     pthread_mutex_lock(&w->mu);
-    w->job = NULL;
-    pthread_cond_broadcast(&w->cv);
+    w->busy = false;
+    b->link = w->free_list;
+    w->free_list = b;
+    if (w->waiting) pthread_cond_signal(&w->cv_free);
   }
   pthread_mutex_unlock(&w->mu);
   return NULL;
 }
 
-/* Wait until the worker has no job (threaded mode). */
+/* With w->mu held: wake the worker if it sleeps and has work. */
+static void tw_kick(trace_writer *w) {
+  if (w->sleeping && (w->full_head || w->quit)) pthread_cond_signal(&w->cv_work);
+}
+
+/* Wait until the worker has encoded every batch handed over (threaded mode). */
 static void tw_wait_idle(trace_writer *w) {
   if (!w->threaded) return;
   pthread_mutex_lock(&w->mu);
-  while (w->job) pthread_cond_wait(&w->cv, &w->mu);
+  while (w->full_head || w->busy) {
+    tw_kick(w);
+    w->waiting = true;
+    pthread_cond_wait(&w->cv_free, &w->mu);
+    w->waiting = false;
+  }
   pthread_mutex_unlock(&w->mu);
 }
 
-/* Hand the current chunk (successor next_pc) to the encoder and start a new one. */
-static void tw_flush(trace_writer *w, uint64_t next_pc) {
-  tw_chunk *c = w->cur;
-  if (!c->n) return;
-  c->next_pc = next_pc;
+/* Where the fast paths of tw_exec/tw_mem must next stop for the batch cur. */
+static void tw_limits(trace_writer *w) {
+  tw_batch *b = w->cur;
+  size_t at = TW_BATCH_INSNS;
+  uint64_t cn = w->chunk_base + b->n;
+  w->in_run = false;
+  if (cn >= w->chunk_insns) {
+    /* The chunk is full: it ends before the next instruction unless that one continues a
+     * self-loop run of the last one (tw_exec_slow decides; the fast path lets only the
+     * run's sid through). */
+    uint32_t lw = b->n ? b->sid[b->n - 1] : TW_ASYNC;
+    if (!(lw & TW_ASYNC) && w->st.a[lw & TW_MAX_SID].kind == TK_REP && cn < TR_HARD_CAP) {
+      w->in_run = true;
+      w->fast_x = lw & TW_MAX_SID;
+      w->fast_lim = 1;
+      if (TR_HARD_CAP - w->chunk_base < at) at = (size_t)(TR_HARD_CAP - w->chunk_base);
+    } else {
+      at = b->n;
+    }
+  } else if (w->chunk_insns - w->chunk_base < at) {
+    at = (size_t)(w->chunk_insns - w->chunk_base);
+  }
+  if (!w->in_run) {
+    w->fast_x = 0;
+    w->fast_lim = (uint32_t)w->st.n;
+  }
+  w->flush_at = w->copied ? 0 : at;
+  size_t mat = WI_MIN(b->cap_mem, (size_t)TW_BATCH_MEMS);
+  /* the forced split after TR_MEM_CAP accesses in one chunk is decided at the next tw_exec */
+  if (w->chunk_mem_base + mat > TR_MEM_CAP)
+    mat = w->chunk_mem_base >= TR_MEM_CAP ? 0 : (size_t)(TR_MEM_CAP - w->chunk_mem_base);
+  if (b->n_mem >= mat) w->flush_at = 0;
+  w->mem_at = WI_MAX(mat, b->n_mem);
+  if (w->mem_at > b->cap_mem || b->n_mem >= w->mem_at) w->mem_at = b->cap_mem;
+}
+
+/* Hand the batch being filled (successor next_pc; chunk_end: the chunk ends with it) to the
+ * encoder and start an empty one. */
+static void tw_handoff(trace_writer *w, uint64_t next_pc, bool chunk_end) {
+  tw_batch *b = w->cur;
+  b->next_pc = next_pc;
+  b->chunk_end = chunk_end;
+  b->new_st.n = 0;
+  for (size_t i = w->st_sent; i < w->st.n; i++) {
+    tw_est s = {w->st.a[i].pc, w->st.a[i].meta};
+    VEC_PUSH(b->new_st, s);
+  }
+  w->st_sent = w->st.n;
+  /* Sentinels after the last instruction: its successor is the encoder's static slot just
+   * past the table (which enc_batch fills with next_pc), its accesses end at n_mem. */
+  b->sid[b->n] = (uint32_t)w->st_sent;
+  b->mstart[b->n] = (uint32_t)b->n_mem;
+  if (chunk_end) {
+    w->chunk_base = w->chunk_mem_base = 0;
+  } else {
+    w->chunk_base += b->n;
+    w->chunk_mem_base += b->n_mem;
+  }
   if (w->threaded) {
     pthread_mutex_lock(&w->mu);
-    while (w->job) pthread_cond_wait(&w->cv, &w->mu);
-    w->job = c;
-    pthread_cond_broadcast(&w->cv);
+    b->link = NULL;
+    if (w->full_tail) w->full_tail->link = b;
+    else w->full_head = b;
+    w->full_tail = b;
+    w->n_full++;
+    if (w->n_full >= TW_WAKE_AT) tw_kick(w);
+    while (!w->free_list) {
+      tw_kick(w);
+      w->waiting = true;
+      pthread_cond_wait(&w->cv_free, &w->mu);
+      w->waiting = false;
+    }
+    b = w->free_list;
+    w->free_list = b->link;
     pthread_mutex_unlock(&w->mu);
-    /* the other buffer is free: the worker finished it before taking this one */
-    w->cur = c == &w->bufs[0] ? &w->bufs[1] : &w->bufs[0];
   } else {
-    enc_chunk(&w->enc, c);
+    enc_batch(&w->enc, b);
   }
-  w->cur->n = 0;
-  w->cur->n_mem = 0;
-  w->flush_at = w->copied ? 0 : w->chunk_insns;
+  b->n = 0;
+  b->n_mem = 0;
+  w->cur = b;
+  tw_limits(w);
 }
 
 trace_writer *tw_open(const char *path, const trace_writer_opts *opts, wi_err *err) {
@@ -534,16 +697,7 @@ trace_writer *tw_open(const char *path, const trace_writer_opts *opts, wi_err *e
   w->path = xstrdup(path);
   w->chunk_insns = opts && opts->chunk_insns ? opts->chunk_insns : TRACE_DEFAULT_CHUNK;
   if (w->chunk_insns > TR_HARD_CAP) w->chunk_insns = TR_HARD_CAP;
-  w->flush_at = w->chunk_insns;
   map64_init(&w->pcmap, 1024);
-  w->cur = &w->bufs[0];
-  for (int i = 0; i < 2; i++) {
-    /* room for a full chunk up front: tw_exec then never reallocates in steady state */
-    w->bufs[i].cap = WI_MIN((size_t)w->chunk_insns + 1, (size_t)1 << 20);
-    w->bufs[i].recs = xmalloc(w->bufs[i].cap * sizeof(tw_rec));
-    w->bufs[i].cap_mem = w->bufs[i].cap;
-    w->bufs[i].mems = xmalloc(w->bufs[i].cap_mem * sizeof(tw_memrec));
-  }
   tw_enc *e = &w->enc;
   e->f = f;
   e->path = w->path;
@@ -559,14 +713,34 @@ trace_writer *tw_open(const char *path, const trace_writer_opts *opts, wi_err *e
   e->off = TR_HDR_BYTES;
   if (opts && opts->threaded) {
     pthread_mutex_init(&w->mu, NULL);
-    pthread_cond_init(&w->cv, NULL);
-    if (pthread_create(&w->th, NULL, tw_worker, w) == 0) {
-      w->threaded = true;
-    } else {
-      pthread_mutex_destroy(&w->mu);
-      pthread_cond_destroy(&w->cv);
+    pthread_cond_init(&w->cv_work, NULL);
+    pthread_cond_init(&w->cv_free, NULL);
+    w->threaded = true;
+  }
+  w->n_batches = w->threaded ? TW_NBATCH : 1;
+  w->batches = xcalloc(w->n_batches, sizeof *w->batches);
+  for (unsigned i = 0; i < w->n_batches; i++) {
+    /* room for a full batch up front: tw_exec never reallocates */
+    tw_batch *b = &w->batches[i];
+    b->sid = xmalloc((TW_BATCH_INSNS + 1) * sizeof *b->sid);
+    b->mstart = xmalloc((TW_BATCH_INSNS + 1) * sizeof *b->mstart);
+    b->cap_mem = TW_BATCH_MEMS;
+    b->maddr = xmalloc(b->cap_mem * sizeof *b->maddr);
+    b->minfo = xmalloc(b->cap_mem * sizeof *b->minfo);
+    if (i) {
+      b->link = w->free_list;
+      w->free_list = b;
     }
   }
+  w->cur = &w->batches[0];
+  if (w->threaded && pthread_create(&w->th, NULL, tw_worker, w) != 0) {
+    /* no thread: encode inline (the other batches stay unused) */
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->cv_work);
+    pthread_cond_destroy(&w->cv_free);
+    w->threaded = false;
+  }
+  tw_limits(w);
   return w;
 }
 
@@ -577,6 +751,10 @@ uint32_t tw_static(trace_writer *w, uint64_t pc, uint8_t len, const uint8_t *byt
     tw_misuse(w, "tw_static: instruction length must be 1..15 bytes");
     return TR_NONE;
   }
+  if (w->st.n >= TW_MAX_SID) {
+    tw_misuse(w, "tw_static: too many distinct instructions");
+    return TR_NONE;
+  }
   tw_static_ent s = {.pc = pc, .len = len};
   if (bytes) memcpy(s.bytes, bytes, len);
   s.kind = tr_kind(s.bytes, len);
@@ -584,86 +762,97 @@ uint32_t tw_static(trace_writer *w, uint64_t pc, uint8_t len, const uint8_t *byt
   uint32_t sid = (uint32_t)w->st.n;
   VEC_PUSH(w->st, s);
   map64_put(&w->pcmap, pc_key(pc), sid);
+  if (!w->in_run) w->fast_lim = (uint32_t)w->st.n;
   return sid;
 }
 
-/* The rare cases of tw_exec: misuse, a full chunk (flush unless inside a self-loop run),
- * buffer growth. Appends the record unless misused. */
+/* The rare cases of tw_exec: misuse, the end of a batch or of a chunk (a chunk ends once it
+ * is full, unless inside a self-loop run, or at a hard cap). Appends unless misused. */
 static __attribute__((noinline)) void tw_exec_slow(trace_writer *w, uint32_t sid) {
   if (sid >= w->st.n || w->copied) {
     tw_misuse(w, w->copied ? "tw_exec after tw_copy_stream" : "tw_exec: unknown static id");
     return;
   }
   const tw_static_ent *s = &w->st.a[sid];
-  tw_chunk *c = w->cur;
-  if (c->n) {
-    const tw_rec *last = &c->recs[c->n - 1];
-    bool self = last->pc == s->pc && !rec_async(last) && rec_kind(last) == TK_REP;
-    if ((c->n >= w->chunk_insns && !self) || c->n >= TR_HARD_CAP || c->n_mem >= TR_MEM_CAP) {
-      tw_flush(w, s->pc);
-      c = w->cur;
-    }
+  tw_batch *b = w->cur;
+  if (b->n) {
+    uint32_t lw = b->sid[b->n - 1];
+    const tw_static_ent *ls = &w->st.a[lw & TW_MAX_SID];
+    bool self = ls->pc == s->pc && !(lw & TW_ASYNC) && ls->kind == TK_REP;
+    uint64_t cn = w->chunk_base + b->n, cm = w->chunk_mem_base + b->n_mem;
+    if ((cn >= w->chunk_insns && !self) || cn >= TR_HARD_CAP || cm >= TR_MEM_CAP)
+      tw_handoff(w, s->pc, true);
+    else if (b->n >= TW_BATCH_INSNS || b->n_mem >= TW_BATCH_MEMS)
+      tw_handoff(w, s->pc, false);
+    b = w->cur;
   }
-  if (c->n == c->cap) {
-    c->cap *= 2;
-    c->recs = xrealloc(c->recs, c->cap * sizeof *c->recs);
-  }
-  c->recs[c->n++] = (tw_rec){.pc = s->pc, .sid = sid, .mem_start = (uint32_t)c->n_mem, .meta = s->meta};
+  b->sid[b->n] = sid;
+  b->mstart[b->n] = (uint32_t)b->n_mem;
+  b->n++;
   w->n_exec++;
+  tw_limits(w);
 }
 
 void tw_exec(trace_writer *w, uint32_t sid) {
-  tw_chunk *c = w->cur;
-  size_t n = c->n;
-  if (__builtin_expect(sid >= w->st.n || n >= w->flush_at || n == c->cap, 0)) {
+  tw_batch *b = w->cur;
+  size_t n = b->n;
+  if (__builtin_expect((sid ^ w->fast_x) >= w->fast_lim || n >= w->flush_at, 0)) {
     tw_exec_slow(w, sid);
     return;
   }
-  const tw_static_ent *s = &w->st.a[sid];
-  tw_rec *r = &c->recs[n];
-  r->pc = s->pc;
-  r->sid = sid;
-  r->mem_start = (uint32_t)c->n_mem;
-  r->meta = s->meta;
-  c->n = n + 1;
+  /* The batch's lines were last read by the encoder on another core: ask for them ahead
+   * (prefetch for writing), or each new line stalls the store. */
+  __builtin_prefetch(&b->sid[n + 64], 1);
+  __builtin_prefetch(&b->mstart[n + 64], 1);
+  b->sid[n] = sid;
+  b->mstart[n] = (uint32_t)b->n_mem;
+  b->n = n + 1;
   w->n_exec++;
 }
 
 static __attribute__((noinline)) void tw_mem_slow(trace_writer *w, uint64_t addr, uint32_t size, bool is_store) {
-  tw_chunk *c = w->cur;
-  if (!c->n) {
+  tw_batch *b = w->cur;
+  if (!b->n) {
     tw_misuse(w, "tw_mem before any tw_exec");
     return;
   }
-  if (c->n_mem == c->cap_mem) {
-    c->cap_mem *= 2;
-    c->mems = xrealloc(c->mems, c->cap_mem * sizeof *c->mems);
+  if (size & TW_STORE) {
+    tw_misuse(w, "tw_mem: access size of 2 GiB or more");
+    return;
   }
-  c->mems[c->n_mem++] = (tw_memrec){.addr = addr, .size = size, .store = is_store ? 1 : 0};
-  if (c->n_mem >= TR_MEM_CAP) w->flush_at = 0; /* the next tw_exec decides on a forced split */
+  if (b->n_mem == b->cap_mem) { /* one instruction with very many accesses: the batch grows */
+    b->cap_mem *= 2;
+    b->maddr = xrealloc(b->maddr, b->cap_mem * sizeof *b->maddr);
+    b->minfo = xrealloc(b->minfo, b->cap_mem * sizeof *b->minfo);
+  }
+  b->maddr[b->n_mem] = addr;
+  b->minfo[b->n_mem] = size | (is_store ? TW_STORE : 0);
+  b->n_mem++;
+  tw_limits(w); /* full of accesses: the next tw_exec hands the batch over */
 }
 
 void tw_mem(trace_writer *w, uint64_t addr, uint32_t size, bool is_store) {
-  tw_chunk *c = w->cur;
-  size_t n = c->n_mem;
-  if (__builtin_expect(!c->n || n == c->cap_mem, 0)) {
+  tw_batch *b = w->cur;
+  size_t n = b->n_mem;
+  if (__builtin_expect(n >= w->mem_at || !b->n || (size & TW_STORE), 0)) {
     tw_mem_slow(w, addr, size, is_store);
     return;
   }
-  tw_memrec *m = &c->mems[n];
-  m->addr = addr;
-  m->size = size;
-  m->store = is_store;
-  c->n_mem = n + 1;
+  __builtin_prefetch(&b->maddr[n + 32], 1);
+  __builtin_prefetch(&b->minfo[n + 64], 1);
+  b->maddr[n] = addr;
+  b->minfo[n] = size | (is_store ? TW_STORE : 0);
+  b->n_mem = n + 1;
 }
 
 void tw_async(trace_writer *w) {
-  tw_chunk *c = w->cur;
-  if (!c->n) {
+  tw_batch *b = w->cur;
+  if (!b->n) {
     tw_misuse(w, "tw_async before any tw_exec");
     return;
   }
-  c->recs[c->n - 1].meta |= REC_ASYNC;
+  b->sid[b->n - 1] |= TW_ASYNC;
+  if (w->in_run) w->fast_lim = 0; /* an async transfer ends the run: decide in the slow path */
 }
 
 void tw_end_pc(trace_writer *w, uint64_t pc) {
@@ -711,14 +900,14 @@ uint64_t tw_count(const trace_writer *w) { return w->n_exec; }
 
 static void tw_free(trace_writer *w) {
   if (w->threaded) {
-    pthread_mutex_lock(&w->mu);
-    while (w->job) pthread_cond_wait(&w->cv, &w->mu);
+    pthread_mutex_lock(&w->mu); /* the worker drains the batches handed over, then quits */
     w->quit = true;
-    pthread_cond_broadcast(&w->cv);
+    pthread_cond_signal(&w->cv_work);
     pthread_mutex_unlock(&w->mu);
     pthread_join(w->th, NULL);
     pthread_mutex_destroy(&w->mu);
-    pthread_cond_destroy(&w->cv);
+    pthread_cond_destroy(&w->cv_work);
+    pthread_cond_destroy(&w->cv_free);
     w->threaded = false;
   }
   tw_enc *e = &w->enc;
@@ -734,10 +923,16 @@ static void tw_free(trace_writer *w) {
   buf_free(&e->payload);
   buf_free(&e->frame);
   VEC_FREE(e->chunks);
-  for (int i = 0; i < 2; i++) {
-    free(w->bufs[i].recs);
-    free(w->bufs[i].mems);
+  VEC_FREE(e->st);
+  for (unsigned i = 0; i < w->n_batches; i++) {
+    tw_batch *bt = &w->batches[i];
+    free(bt->sid);
+    free(bt->mstart);
+    free(bt->maddr);
+    free(bt->minfo);
+    VEC_FREE(bt->new_st);
   }
+  free(w->batches);
   VEC_FREE(w->st);
   map64_free(&w->pcmap);
   for (size_t i = 0; i < w->meta.n; i++) {
@@ -948,12 +1143,12 @@ static bool tw_build_section(trace_writer *w, int kind, tr_buf *b) {
 wi_rc tw_close(trace_writer *w, wi_err *err) {
   if (!w) return wi_fail(err, WI_EINVAL, "tw_close: no writer");
   tw_enc *e = &w->enc;
-  if (!w->copied) {
-    if (!w->have_end && w->cur->n) {
-      const tw_rec *last = &w->cur->recs[w->cur->n - 1];
-      w->end_pc = last->pc + rec_len(last);
+  if (!w->copied && w->cur->n) {
+    if (!w->have_end) {
+      const tw_static_ent *ls = &w->st.a[w->cur->sid[w->cur->n - 1] & TW_MAX_SID];
+      w->end_pc = ls->pc + ls->len;
     }
-    tw_flush(w, w->end_pc);
+    tw_handoff(w, w->end_pc, true);
   }
   tw_wait_idle(w);
   wi_rc rc = WI_OK;
@@ -2133,6 +2328,52 @@ static wi_rc cur_decode(trace_cursor *c, size_t max, size_t *n_out, wi_err *err)
         bad = "transfer to a PC not in the static table";
         break;
       }
+    }
+    if (c->rep_n && !chunk_end) {
+      /* Inside a rep-string run (model mode): fold further iterations here, each a self-loop
+       * discontinuity with the static accesses, until one is not (it ends the run, or is the
+       * chunk's last instruction, an exception or asynchronous): that one takes the path above.
+       * Same streams, same checks; nothing of an iteration is consumed before it qualifies. A
+       * 16 KiB `rep movsb` is 16 K iterations: the general path cost ~250 instructions each. */
+      const size_t rk = s->n_mem;
+      const uint64_t rft = pc + s->len;
+      uint64_t *last = c->last + (size_t)sid * 4;
+      trace_mem *tmp = c->mems + nm; /* rk entries of scratch: the general path reserved them */
+      while (ri + 1 < rn && ri == c->disc_at && ri != c->exc_at && !c->disc_async && rk <= c->agg_n) {
+        const uint8_t *pt = c->pt;
+        uint64_t v;
+        if (!varint_get(&pt, c->et, &v) || rft + (uint64_t)zigzag_dec(v) != pc) break;
+        const uint8_t *pm2 = pm;
+        uint64_t a = 0, prev = 0;
+        size_t j = 0;
+        for (; j < rk; j++) {
+          if (pm2 < em && *pm2 < 0x80) {
+            v = *pm2++;
+          } else if (!varint_get(&pm2, em, &v)) {
+            break;
+          }
+          a = (j < 4 ? last[j] : prev) + (uint64_t)zigzag_dec(v);
+          prev = a;
+          tmp[j].addr = a;
+        }
+        if (j < rk) break; /* truncated: the general path reports it */
+        for (j = 0; j < rk; j++) {
+          unsigned sl = j < 8 ? (unsigned)j : 7;
+          uint64_t lo = tmp[j].addr, hi = lo + s->mem_size[sl];
+          if (j < 4) last[j] = lo;
+          if (lo < c->agg_lo[j]) c->agg_lo[j] = lo;
+          if (hi > c->agg_hi[j]) c->agg_hi[j] = hi;
+        }
+        pm = pm2;
+        c->pt = pt;
+        if (!cur_next_disc(c, ri + 1)) {
+          bad = "control stream corrupt";
+          break;
+        }
+        c->rep_n++;
+        ri++;
+      }
+      if (bad) break;
     }
   }
   c->ri = ri;

@@ -88,10 +88,7 @@ int cmd_gus(int argc, char **argv) {
       return cli_usage("gus", "one trace only ('%s' is extra)", a);
     }
   }
-  if (!path) {
-    usage(stderr);
-    return EXIT_BADINPUT;
-  }
+  if (!path) return cli_usage("gus", "no trace given (usage: whatif gus TRACE [options]; see whatif gus --help)");
   if (!threads) {
     long nc = sysconf(_SC_NPROCESSORS_ONLN);
     threads = nc > 0 ? (uint64_t)(nc > 64 ? 64 : nc) : 1;

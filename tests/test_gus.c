@@ -493,6 +493,51 @@ static void test_scaling_monotone(void **state) {
   syn_free(&s);
 }
 
+/* Taint tracking must not change timing or accounting: the model is compiled twice (with and
+ * without the sets) and the copies take different shortcuts (no set moves in the L1D without
+ * taint, one set union for the latest register operand). Every instruction uses the front end,
+ * a dispatch slot, a ROB entry and a retire slot once, and its dispatch stage has one bound. */
+static void test_taint_off_same_timing(void **state) {
+  (void)state;
+  wi_rng rng;
+  rng_seed(&rng, tu_seed() + 2);
+  for (int round = 0; round < 4; round++) {
+    syn s = {0};
+    random_stream(&s, &rng, 5 + (int)rng_below(&rng, 60), 20000);
+    gus_machine m;
+    gus_machine_default(&m);
+    m.rob = 16 + (uint32_t)rng_below(&rng, 300);
+    m.fill_buffers = 1 + (uint32_t)rng_below(&rng, 12);
+    m.l1d.size = m.l1d.ways * m.line * (1u << rng_below(&rng, 7)); /* small L1D: many misses and fills */
+    gus_result r[2];
+    for (int taint = 0; taint < 2; taint++) {
+      wi_err err = {0};
+      gus *g = gus_create(&m, 2, (uint32_t)s.dec.n, taint, 1, &err);
+      if (!g) fail_msg("gus_create: %s", err.msg);
+      assert_int_equal(gus_run_source(g, syn_source(&s), &err), WI_OK);
+      gus_finish(g, &r[taint]);
+      gus_free(g);
+    }
+    assert_int_equal(r[0].ticks, r[1].ticks);
+    assert_int_equal(r[0].insns, s.ins.n);
+    assert_int_equal(r[0].bound_data, r[1].bound_data);
+    assert_int_equal(r[0].bound_memdep, r[1].bound_memdep);
+    assert_int_equal(r[0].l1d_misses, r[1].l1d_misses);
+    assert_int_equal(r[0].l2_misses, r[1].l2_misses);
+    assert_int_equal(r[0].llc_misses, r[1].llc_misses);
+    for (int k = 0; k < GUS_R_MAX; k++) {
+      assert_int_equal(r[0].res[k].uses, r[1].res[k].uses);
+      assert_int_equal(r[0].res[k].bound, r[1].res[k].bound);
+    }
+    assert_true(r[0].l1d_misses > 0);
+    for (int k = GUS_R_FRONTEND; k <= GUS_R_RETIRE; k++) assert_int_equal(r[1].res[k].uses, s.ins.n);
+    assert_memory_equal(r[0].count, r[1].count, r[0].n_static * sizeof *r[0].count);
+    gus_result_free(&r[0]);
+    gus_result_free(&r[1]);
+    syn_free(&s);
+  }
+}
+
 static void test_bad_source(void **state) {
   (void)state;
   syn s = {0};
@@ -613,6 +658,7 @@ int main(void) {
     cmocka_unit_test(test_serializing),
     cmocka_unit_test(test_random_streams),
     cmocka_unit_test(test_scaling_monotone),
+    cmocka_unit_test(test_taint_off_same_timing),
     cmocka_unit_test(test_bad_source),
     cmocka_unit_test(test_empty),
     cmocka_unit_test(test_vs_detailed_model),

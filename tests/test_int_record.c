@@ -582,6 +582,71 @@ static void test_finalized_content(void **state) {
   free(prog);
 }
 
+/* The launcher opens objects (symbols, DWARF, code bytes) while the program runs, as the
+ * plugin reports them; the trace must be exactly what finalize alone writes. The switch has
+ * the same length in both runs: the program's environment (and so its stream) is the same. */
+static void test_prep_same_content(void **state) {
+  rec_env *e = env_or_skip(state);
+  char *prog = wl_path(e, "recursion"), *a = tmp_file(e, "prep1.wtr"), *b = tmp_file(e, "prep0.wtr");
+  char *args = xasprintf("-o '%s' -- '%s' 200 64", a, prog);
+  char *errtxt = NULL;
+  assert_int_equal(record(e, "WHATIF_RECORD_PREP=1 WHATIF_RECORD_TIMING=1", NULL, args, NULL, &errtxt), 0);
+  assert_non_null(strstr(errtxt, "timing: qemu + plugin")); /* the phase timing is printed */
+  assert_non_null(strstr(errtxt, "timing: total"));
+  assert_non_null(strstr(errtxt, "libc.so.6 (opened while running)")); /* the plugin told it */
+  free(errtxt);
+  free(args);
+  args = xasprintf("-o '%s' -- '%s' 200 64", b, prog);
+  assert_int_equal(record(e, "WHATIF_RECORD_PREP=0 WHATIF_RECORD_TIMING=1", NULL, args, NULL, &errtxt), 0);
+  assert_null(strstr(errtxt, "(opened while running)"));
+  free(errtxt);
+  free(args);
+  same_stream(a, b, 0, 0);
+  trace_t *ta = open_ok(a), *tb = open_ok(b);
+  assert_int_equal(trace_n_objects(ta), trace_n_objects(tb));
+  for (size_t i = 0; i < trace_n_objects(ta); i++) {
+    assert_string_equal(trace_object_at(ta, i)->path, trace_object_at(tb, i)->path);
+    assert_int_equal(trace_object_at(ta, i)->bias, trace_object_at(tb, i)->bias);
+  }
+  assert_int_equal(trace_n_regions(ta), trace_n_regions(tb));
+  assert_true(trace_n_regions(ta) >= 3);
+  for (size_t i = 0; i < trace_n_regions(ta); i++) {
+    const trace_region *ra = trace_region_at(ta, i), *rb = trace_region_at(tb, i);
+    assert_int_equal(ra->base, rb->base);
+    assert_int_equal(ra->size, rb->size);
+    assert_memory_equal(ra->bytes, rb->bytes, ra->size);
+  }
+  assert_int_equal(trace_n_syms(ta), trace_n_syms(tb));
+  for (size_t i = 0; i < trace_n_syms(ta); i++) {
+    assert_int_equal(trace_sym_at(ta, i)->addr, trace_sym_at(tb, i)->addr);
+    assert_string_equal(trace_sym_at(ta, i)->name, trace_sym_at(tb, i)->name);
+  }
+  const trace_info *ia = trace_get_info(ta);
+  assert_int_equal(ia->n_static, trace_get_info(tb)->n_static);
+  size_t with_line = 0;
+  for (uint32_t sid = 0; sid < ia->n_static; sid++) {
+    uint64_t pc = trace_static_at(ta, sid)->pc;
+    assert_int_equal(trace_static_at(tb, trace_sid_of(tb, pc))->count, trace_static_at(ta, sid)->count);
+    const char *fa = NULL, *fb = NULL;
+    uint32_t la = 0, lb = 0;
+    bool ha = trace_line_lookup(ta, pc, &fa, &la), hb = trace_line_lookup(tb, pc, &fb, &lb);
+    assert_int_equal(ha, hb);
+    if (ha) {
+      assert_string_equal(fa, fb);
+      assert_int_equal(la, lb);
+      with_line++;
+    }
+  }
+  assert_true(with_line > 0);
+  trace_close(ta);
+  trace_close(tb);
+  unlink(a);
+  unlink(b);
+  free(a);
+  free(b);
+  free(prog);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_deterministic_and_passthrough, setup, teardown),
@@ -593,6 +658,7 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_roi_func, setup, teardown),
     cmocka_unit_test_setup_teardown(test_threads_and_signals, setup, teardown),
     cmocka_unit_test_setup_teardown(test_finalized_content, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_prep_same_content, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

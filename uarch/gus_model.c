@@ -26,6 +26,8 @@ typedef uint64_t gtick; /* GUS_TICKS per cycle */
  * Every CK_DEPTH nodes along a chain a node carries a bitset checkpoint (its members over the
  * ring of the last R instructions), built from the previous checkpoint by a word-wise copy, so
  * a membership test walks at most CK_DEPTH nodes and copying costs nw / CK_DEPTH words per node.
+ * Bitsets are built when a test (or a newer checkpoint) first needs them: many chains (ports,
+ * registers) are never asked about before they leave the window.
  * Nodes and bitsets live in rings indexed by id; an entry is reused only once every member it
  * holds is older than the window (the rings grow otherwise), and stale references are detected
  * by id. Members older than n - R + 1 are dropped: no test ever asks for them (R > Q).
@@ -76,7 +78,7 @@ typedef struct gcache {
   uint64_t *tags;  /* [sets * ways], MRU first within a set; line + 1, 0 = empty */
   uint32_t sets, ways;
   gtick *ready;    /* L1D only, parallel to tags: when the line's data arrives (fills in flight) */
-  gtv *tv;         /* L1D only: the taint of that arrival */
+  gtv *tv;         /* L1D only: the taint of that arrival (not kept up to date without taint) */
 } gcache;
 
 struct gus {
@@ -95,6 +97,8 @@ struct gus {
   uint64_t *bwords;
   uint64_t bmask, bid;
   uint64_t selfcheck_bad, selfcheck_n;
+  uint64_t *ckstack; /* ck_bits: checkpoints waiting to be built */
+  size_t ckcap;
   /* costs and latencies (ticks) */
   gtick cost_fe, cost_taken, cost_disp, cost_ret, ret_lat, fe_lat, fq_lag;
   gtick cost_port[GUS_MAX_PORTS], lat_port[GUS_MAX_PORTS]; /* lat_port: ticks per cycle of latency */
@@ -128,7 +132,10 @@ struct gus {
   uint32_t scap;
   /* statistics */
   gus_res_stats rs[GUS_R_MAX];
-  uint64_t bound_data, bound_memdep, miss[3];
+  uint64_t miss[3];
+  /* [bind + 1]: results decided by each binding id (-1: the instruction's own dispatch); counted
+   * without a branch on the id, folded into rs[].bound, bound_data and bound_memdep at the end */
+  uint64_t bound_res[GUS_B_NUM + 1];
 };
 
 /* Ring position of instruction e (n - R < e <= n). */
@@ -244,7 +251,7 @@ static uint64_t make_checkpoint(gus *g, const gnode *x, uint64_t n) {
   bm->c = x->hi;
   uint64_t *w = g->bwords + (bid & g->bmask) * g->nw;
   const uint64_t wlo = window_lo(g, n);
-  uint64_t col_lo[CK_DEPTH + 2], col_hi[CK_DEPTH + 2];
+  uint64_t col_lo[CK_DEPTH + 3], col_hi[CK_DEPTH + 3];
   unsigned nc = 0;
   const gnode *base = NULL;
   for (uint64_t id = x->parent; id;) {
@@ -252,7 +259,7 @@ static uint64_t make_checkpoint(gus *g, const gnode *x, uint64_t n) {
     if (!y || y->hi < wlo) break;
     if (y->ck) {
       const gbmeta *yb = &g->bmeta[node_bits(g, y) & g->bmask];
-      if (yb->id == node_bits(g, y)) base = y;
+      if (node_bits(g, y) && yb->id == node_bits(g, y)) base = y; /* 0: not built (ck_bits builds older first) */
       break;
     }
     if (nc == CK_DEPTH + 2) break; /* cannot happen: depth bounds the walk */
@@ -270,17 +277,22 @@ static uint64_t make_checkpoint(gus *g, const gnode *x, uint64_t n) {
   } else {
     memset(w, 0, g->nw * sizeof(uint64_t));
   }
+  col_lo[nc] = node_lo(x);
+  col_hi[nc++] = x->hi;
   for (unsigned i = 0; i < nc; i++) {
     uint64_t lo = col_lo[i] < wlo ? wlo : col_lo[i];
-    if (lo == col_hi[i]) {
-      uint64_t p = tpos(g, lo); /* the common case: one instruction */
-      w[p >> 6] |= 1ULL << (p & 63);
-    } else if (lo < col_hi[i]) {
-      ring_range(g, w, lo, col_hi[i] - lo + 1, true);
+    if (lo > col_hi[i]) continue;
+    /* in the window (lo >= wlo): positions run from tpos(lo), wrapping at R */
+    uint64_t p = tpos(g, lo), len = col_hi[i] - lo + 1;
+    if (len == 1) {
+      w[p >> 6] |= 1ULL << (p & 63); /* the common case: one instruction */
+    } else if (p + len <= g->R) {
+      bits_range(w, p, len, true);
+    } else {
+      bits_range(w, p, g->R - p, true);
+      bits_range(w, 0, len - (g->R - p), true);
     }
   }
-  uint64_t lo = node_lo(x) < wlo ? wlo : node_lo(x);
-  if (lo <= x->hi) ring_range(g, w, lo, x->hi - lo + 1, true);
   return bid;
 }
 
@@ -298,8 +310,8 @@ static uint64_t node_new(gus *g, uint64_t parent, uint64_t lo, uint64_t hi, uint
   if (x->id && x->hi + g->R > n) {
     grow_nodes(g);
     x = &g->nodes[id & g->nmask];
+    p = p ? node_get(g, parent) : NULL; /* the ring moved */
   }
-  p = p ? node_get(g, parent) : NULL; /* the ring may have moved */
   x->id = id;
   x->hi = hi;
   x->len = hi - lo > UINT32_MAX ? UINT32_MAX : (uint32_t)(hi - lo);
@@ -309,14 +321,48 @@ static uint64_t node_new(gus *g, uint64_t parent, uint64_t lo, uint64_t hi, uint
   x->up = p ? p->up : 0;
   x->seg_lo = p && !p->ck ? p->seg_lo : lo;
   if (x->depth >= CK_DEPTH) {
-    uint64_t b = make_checkpoint(g, x, n);
-    g->nbits[id & g->nmask] = b;
+    g->nbits[id & g->nmask] = 0; /* the bitset is built when first needed (ck_bits) */
     x->ck = 1;
     x->depth = 0;
     x->up = id;
     x->seg_lo = UINT64_MAX;
   }
   return id;
+}
+
+/* The bitset id of checkpoint node x, built now if it is not yet (ck_bits). Checkpoints are built lazily:
+ * about half are never needed by a membership test. A bitset is built from the next older
+ * checkpoint on the chain, so the unbuilt ones below x are built first, oldest first. Built late
+ * (at instruction g->n rather than x->hi) it holds the members still in the window, the only ones
+ * a test can ask about. */
+static __attribute__((noinline)) uint64_t ck_build(gus *g, const gnode *x) {
+  uint64_t b = 0;
+  const uint64_t wlo = window_lo(g, g->n);
+  size_t ns = 0;
+  for (const gnode *y = x;;) {
+    if (g->nbits[y->id & g->nmask]) break;
+    if (ns == g->ckcap) {
+      g->ckcap = g->ckcap ? 2 * g->ckcap : 64;
+      g->ckstack = xrealloc(g->ckstack, g->ckcap * sizeof *g->ckstack);
+    }
+    g->ckstack[ns++] = y->id;
+    /* the next older checkpoint: the nearest one at or above the parent */
+    const gnode *p = y->parent ? node_get(g, y->parent) : NULL;
+    if (!p || p->hi < wlo || !p->up) break;
+    y = node_get(g, p->up);
+    if (!y || y->hi < wlo) break;
+  }
+  while (ns) {
+    const gnode *y = node_get(g, g->ckstack[--ns]);
+    b = make_checkpoint(g, y, g->n); /* may grow the bitset ring, never the node ring */
+    g->nbits[y->id & g->nmask] = b;
+  }
+  return b;
+}
+
+static ALWAYS_INLINE uint64_t ck_bits(gus *g, const gnode *x) {
+  uint64_t b = g->nbits[x->id & g->nmask];
+  return b ? b : ck_build(g, x);
 }
 
 /* The set *src plus instruction n (never older than any member). When that needs a new node,
@@ -343,7 +389,7 @@ static ALWAYS_INLINE gtv tv_add(gus *g, gtv *src, uint64_t n) {
 }
 
 /* Is instruction j (n - R < j <= n) a member of v? */
-static bool tv_has(const gus *g, const gtv *v, uint64_t j) {
+static bool tv_has(gus *g, const gtv *v, uint64_t j) {
   if (tv_len(*v) != TV_NOLEN && j <= v->hi && j + tv_len(*v) >= v->hi) return true;
   uint64_t id = tv_node(*v);
   if (!id) return false;
@@ -353,7 +399,7 @@ static bool tv_has(const gus *g, const gtv *v, uint64_t j) {
     /* not among the nodes below the checkpoint: ask the checkpoint's bitset */
     const gnode *c = x->up ? node_get(g, x->up) : NULL;
     if (!c || c->hi < j) return false;
-    uint64_t bid = node_bits(g, c);
+    uint64_t bid = ck_bits(g, c);
     const gbmeta *b = &g->bmeta[bid & g->bmask];
     if (b->id != bid || j + g->R <= b->c) return false;
     uint64_t p = tpos(g, j);
@@ -362,7 +408,7 @@ static bool tv_has(const gus *g, const gtv *v, uint64_t j) {
   for (;;) {
     if (node_lo(x) <= j) return true;
     if (x->ck) {
-      uint64_t bid = node_bits(g, x);
+      uint64_t bid = ck_bits(g, x);
       const gbmeta *b = &g->bmeta[bid & g->bmask];
       if (b->id != bid || j + g->R <= b->c) return false;
       uint64_t p = tpos(g, j);
@@ -409,7 +455,7 @@ static ALWAYS_INLINE bool cache_access(gcache *c, uint64_t line) {
 
 /* The L1D: like cache_access, moving each line's fill time and taint along; *e is the entry
  * (the MRU way of the set). A missing line arrives with ready = 0 for the caller to set. */
-static ALWAYS_INLINE bool l1_access(gcache *c, uint64_t line, size_t *e) {
+static ALWAYS_INLINE bool l1_access(gcache *c, uint64_t line, size_t *e, const bool TAINT) {
   size_t base = (size_t)(line & (c->sets - 1)) * c->ways;
   uint64_t *s = c->tags + base, key = line + 1;
   *e = base;
@@ -419,15 +465,18 @@ static ALWAYS_INLINE bool l1_access(gcache *c, uint64_t line, size_t *e) {
   bool hit = w < c->ways && s[w] == key;
   if (w == c->ways) w--;
   gtick rd = hit ? c->ready[base + w] : 0;
-  gtv tv = hit ? c->tv[base + w] : TV_EMPTY;
+  if (TAINT) {
+    gtv tv = hit ? c->tv[base + w] : TV_EMPTY;
+    for (uint32_t i = w; i > 0; i--) c->tv[base + i] = c->tv[base + i - 1];
+    c->tv[base] = tv;
+  } /* without taint tracking the sets are never read: leave them */
+  gtick *r = c->ready + base;
   for (; w > 0; w--) {
     s[w] = s[w - 1];
-    c->ready[base + w] = c->ready[base + w - 1];
-    c->tv[base + w] = c->tv[base + w - 1];
+    r[w] = r[w - 1];
   }
   s[0] = key;
-  c->ready[base] = rd;
-  c->tv[base] = tv;
+  r[0] = rd;
   return hit;
 }
 
@@ -596,6 +645,7 @@ void gus_free(gus *g) {
   free(g->nbits);
   free(g->bmeta);
   free(g->bwords);
+  free(g->ckstack);
   free(g->qsid);
   free(g->fbavail);
   free(g->fbtv);
@@ -700,6 +750,25 @@ static ALWAYS_INLINE void ch_max(gus *g, gch *c, gtick t, gtv *src, int bind, ui
   if (TAINT) c->tv = tv_add(g, src, n);
 }
 
+/* Raise c to the latest of the registers in s (ch_max over each); with taint tracking only the
+ * winner's set is extended, once, after the scan (the same set: each raise replaces the last). */
+static ALWAYS_INLINE void ch_regs(gus *g, gch *c, regset_t s, uint64_t n, const bool TAINT) {
+  gtick ct = c->t;
+  int cb = c->bind;
+  gtv *src = NULL;
+  for (; s; s &= s - 1) {
+    int r = __builtin_ctzll(s);
+    gtick t = g->ravail[r];
+    bool up = t > ct;
+    ct = up ? t : ct;
+    cb = up ? GUS_B_DATA : cb;
+    if (TAINT) src = up ? &g->rtv[r] : src;
+  }
+  c->t = ct;
+  c->bind = cb;
+  if (TAINT && src) c->tv = tv_add(g, src, n);
+}
+
 /* Use a throughput resource (availability *avail, taint *tv) no earlier than floor_t (decided
  * by *floor_tv): returns the slot's start. The resource's new taint follows whichever was later. */
 static ALWAYS_INLINE gtick use_res(gus *g, gtick *avail, gtv *tv, gtick floor_t, gtv *floor_tv, gtick cost,
@@ -778,7 +847,7 @@ static ALWAYS_INLINE void load_access(gus *g, gch *c, uint64_t addr, uint32_t si
   gcache *l1 = &g->cache[0];
   for (uint64_t line = first; line < first + lines; line++) {
     size_t e;
-    if (l1_access(l1, line, &e)) {
+    if (l1_access(l1, line, &e, TAINT)) {
       /* a hit on a line still being filled waits for the fill (an MSHR merge) */
       ch_max(g, &best, l1->ready[e], &l1->tv[e], GUS_R_FILLBUF, n, TAINT);
       continue;
@@ -820,7 +889,7 @@ static ALWAYS_INLINE void store_lines(gus *g, uint64_t addr, uint32_t size, gtic
   gcache *l1 = &g->cache[0];
   for (uint64_t line = first; line < first + lines; line++) {
     size_t e;
-    if (l1_access(l1, line, &e)) continue;
+    if (l1_access(l1, line, &e, TAINT)) continue;
     int lvl = lower_level(g, line);
     gtick at = t + g->lat_lvl[lvl] + (lvl == 3 ? dram_prep(g, line) : 0);
     for (int l = lvl - 1; l >= 0; l--) {
@@ -881,19 +950,13 @@ static ALWAYS_INLINE void step_impl(gus *g, uint32_t sid, const dec_insn *d, con
         g->selfcheck_n++;
         if (in != tv_has_walk(g, &Td, j)) g->selfcheck_bad++;
       }
-      if (in) g->taint[g->qsid[tpos(g, j)]]++;
+      g->taint[g->qsid[tpos(g, j)]] += in;
     }
     g->qsid[g->npos] = sid;
   }
-  g->rs[bd].bound++;
-  g->rs[GUS_R_FRONTEND].uses++;
-  g->rs[GUS_R_DISPATCH].uses++;
-  g->rs[GUS_R_ROB].uses++;
+  g->rs[bd].bound++; /* uses of the front end, dispatch, ROB and retire: one each, set at the end */
   const trace_mem *mv = mems + ti->mem_off;
   const unsigned nm = ti->n_mem;
-  unsigned slots = si->nuops;
-  for (unsigned k = 0; k < nm; k++) slots += mv[k].is_store;
-  g->disp_avail = td + (slots ? slots : 1) * g->cost_disp;
   {
     /* the front end runs at most fq_lag ahead of dispatch */
     gtick fl = td > g->fq_lag ? td - g->fq_lag : 0;
@@ -907,33 +970,30 @@ static ALWAYS_INLINE void step_impl(gus *g, uint32_t sid, const dec_insn *d, con
   }
 
   /* ---- operands */
-  regset_t data = si->data, addr = si->addr;
-  if (!nm) {
-    data |= addr; /* lea, or a memory form the trace did not access: addresses are data */
-    addr = 0;
-  }
+  /* lea, or a memory form the trace did not access: addresses are data (masks, not a branch) */
+  const regset_t nomem = nm ? 0 : ~(regset_t)0;
+  regset_t data = si->data | (si->addr & nomem), addr = si->addr & ~nomem;
   gch cur = {td, Td, -1};
-  for (regset_t s = data; s; s &= s - 1) {
-    int r = __builtin_ctzll(s);
-    ch_max(g, &cur, g->ravail[r], &g->rtv[r], GUS_B_DATA, n, TAINT);
-  }
+  ch_regs(g, &cur, data, n, TAINT);
   gch ach = {td, Td, -1}; /* address chain */
-  bool has_store = false;
+  unsigned n_st = 0; /* store accesses: each takes a dispatch slot */
   if (nm) {
-    for (regset_t s = addr; s; s &= s - 1) {
-      int r = __builtin_ctzll(s);
-      ch_max(g, &ach, g->ravail[r], &g->rtv[r], GUS_B_DATA, n, TAINT);
-    }
+    ch_regs(g, &ach, addr, n, TAINT);
     /* ---- loads: one load micro-op per access; the computation waits for all of them */
     for (unsigned k = 0; k < nm; k++) {
       if (mv[k].is_store) {
-        has_store = true;
+        n_st++;
         continue;
       }
       gch lc = ach;
       load_access(g, &lc, mv[k].addr, mv[k].size, td, &Td, n, TAINT);
       if (lc.t > cur.t) cur = lc;
     }
+  }
+
+  {
+    unsigned slots = si->nuops + n_st;
+    g->disp_avail = td + (slots ? slots : 1) * g->cost_disp;
   }
 
   /* ---- execute: the class's micro-ops in sequence */
@@ -943,13 +1003,11 @@ static ALWAYS_INLINE void step_impl(gus *g, uint32_t sid, const dec_insn *d, con
     cur.t += (gtick)cu->uop[k].latency * g->lat_port[p];
   }
   /* what decided the result (other than the instruction's own dispatch) */
-  if (cur.bind == GUS_B_DATA) g->bound_data++;
-  else if (cur.bind == GUS_B_MEMDEP) g->bound_memdep++;
-  else if (cur.bind >= 0 && cur.bind < GUS_R_MAX) g->rs[cur.bind].bound++;
+  g->bound_res[cur.bind + 1]++;
 
   /* ---- stores: address and data micro-ops; the data is the computation's result */
   gch fin = cur;
-  if (has_store) {
+  if (n_st) {
     for (unsigned k = 0; k < nm; k++) {
       if (!mv[k].is_store) continue;
       uint32_t size = mv[k].size ? mv[k].size : 1;
@@ -1005,7 +1063,6 @@ static ALWAYS_INLINE void step_impl(gus *g, uint32_t sid, const dec_insn *d, con
     tr = fin.t;
     if (TAINT) g->ret_tv = fin.tv;
   }
-  g->rs[GUS_R_RETIRE].uses++;
   g->ret_avail = tr + g->cost_ret;
   g->robt[rp] = tr;
   if (TAINT) g->robtv[rp] = fin.tv;
@@ -1017,7 +1074,7 @@ static ALWAYS_INLINE void step_impl(gus *g, uint32_t sid, const dec_insn *d, con
     if (TAINT) g->disp_tv = g->ret_tv;
   }
   g->n = n + 1;
-  if (++g->npos == g->R) g->npos = 0;
+  if (TAINT && ++g->npos == g->R) g->npos = 0; /* the taint ring only */
 }
 
 static void step_taint(gus *g, uint32_t sid, const dec_insn *d, const trace_insn *ti, const trace_mem *mems) {
@@ -1095,8 +1152,11 @@ void gus_finish(gus *g, gus_result *r) {
   memcpy(r->count, g->count, ns * sizeof *r->count);
   r->n_res = gus_res_count(&g->m);
   memcpy(r->res, g->rs, sizeof r->res);
-  r->bound_data = g->bound_data;
-  r->bound_memdep = g->bound_memdep;
+  /* every instruction uses the front end, a dispatch slot, a ROB entry and a retire slot once */
+  r->res[GUS_R_FRONTEND].uses = r->res[GUS_R_DISPATCH].uses = r->res[GUS_R_ROB].uses = r->res[GUS_R_RETIRE].uses = g->n;
+  for (int b = 0; b < GUS_R_MAX; b++) r->res[b].bound += g->bound_res[b + 1];
+  r->bound_data = g->bound_res[GUS_B_DATA + 1];
+  r->bound_memdep = g->bound_res[GUS_B_MEMDEP + 1];
   r->l1d_misses = g->miss[0];
   r->l2_misses = g->miss[1];
   r->llc_misses = g->miss[2];

@@ -6,7 +6,9 @@
  *
  * Arguments (QEMU passes "key=value"): out=PATH (required: the trace to write), skip=N and
  * max=N (raw instructions), roi=all|ssc|func, func=0xADDR (the function's ELF address in the
- * main binary, for roi=func), level=N (zstd level), chunk=N (instructions per chunk).
+ * main binary, for roi=func), level=N (zstd level), chunk=N (instructions per chunk),
+ * notify=FD (a pipe to the launcher: one line "BIAS LO HI PATH" per object met, so that it can
+ * read the object's symbols and debug information while the program runs).
  *
  * QEMU calls a plugin through plain function pointers without a context argument, so the
  * recorder's state is one static struct. It is touched by the first guest thread (vcpu 0)
@@ -51,7 +53,9 @@ typedef struct pl_sinfo {
   uint64_t pc;
   uint64_t fall;   /* pc + length */
   uint64_t target; /* direct branch target, 0 if none */
+  uint64_t alt;    /* the other normal successor besides fall (see transfer_ok), or fall */
   uint8_t kind;    /* K_* */
+  bool any;        /* every successor is normal (indirect transfers, returns, far ones) */
 } pl_sinfo;
 
 /* A guest address range already looked up in /proc/self/maps. */
@@ -85,6 +89,9 @@ static struct pl_state {
   bool stop_next;        /* stop before the next instruction (max reached, function returned) */
   bool sigreturn;        /* the syscall being executed is rt_sigreturn */
   bool child;            /* we are a fork()ed child: record nothing, touch no file */
+  /* on_exec may take its fast path: region open, no skip left, not stopping, not roi=func,
+   * the previous instruction recorded (see upd_fast) */
+  bool fast;
   const char *stop_why;  /* reason given when stop_next is acted upon */
   uint32_t prev;         /* static id of the last executed instruction (when have_prev) */
   pl_sinfo *info;        /* by static id */
@@ -92,8 +99,13 @@ static struct pl_state {
   VEC(pl_range) seen;    /* guest ranges already classified */
   unsigned threads;      /* guest threads started so far (vcpu_init calls) */
   atomic_bool multi;     /* a second guest thread exists: lock around the writer */
+  int notify_fd;         /* notify=FD, or -1 */
+  /* Decoded access descriptions (size | PL_STORE) by a hash of QEMU's packed meminfo: saves
+   * two calls into QEMU per access. Written by vcpu 0 only. */
+  qemu_plugin_meminfo_t mi_key[64];
+  uint32_t mi_val[64];   /* 0: empty */
   pthread_mutex_t lock;
-} R = {.lock = PTHREAD_MUTEX_INITIALIZER};
+} R = {.lock = PTHREAD_MUTEX_INITIALIZER, .notify_fd = -1};
 
 /* Take the lock once other threads exist; returns whether it was taken (pass it to unlock). */
 static inline bool lock_if_multi(void) {
@@ -198,6 +210,22 @@ static void note_static(uint32_t sid, uint64_t pc, size_t len, const uint8_t *by
   s->pc = pc;
   s->fall = pc + len;
   s->kind = classify(bytes, len, pc, &s->target);
+  /* transfer_ok in two compares and a flag, for on_exec's fast path */
+  s->any = s->kind == K_IJMP || s->kind == K_ICALL || s->kind == K_RET || s->kind == K_ANY;
+  s->alt = s->kind == K_JCC || s->kind == K_JMP || s->kind == K_CALL ? s->target
+           : s->kind == K_REP                                       ? pc
+                                                                    : s->fall;
+}
+
+/* Whether next is a normal successor of p (fall-through or transfer_ok), from alt and any. */
+static inline bool normal_next(const pl_sinfo *p, uint64_t next) {
+  return next == p->fall || next == p->alt || p->any;
+}
+
+/* Recompute R.fast after a change of the state it depends on. */
+static inline void upd_fast(void) {
+  R.fast = R.phase == P_IN && R.roi != ROI_FUNC && !R.skip_left && !R.stop_next && R.have_prev &&
+           R.rec_cur && !R.child && R.w;
 }
 
 /* SSC mark: the instruction `64 67 90` right after `bb 6f 00 00 00` (mov ebx, 111: start) or
@@ -257,6 +285,17 @@ static bool elf_layout(const char *path, uint64_t gaddr, uint64_t off, uint64_t 
   return found && *lo < *hi;
 }
 
+/* Tell the launcher about an object (one write, atomic for a pipe; a full pipe drops it). */
+static void notify_object(const char *path, uint64_t bias, uint64_t lo, uint64_t hi) {
+  if (R.notify_fd < 0) return;
+  char line[PATH_MAX + 80];
+  int n = snprintf(line, sizeof line, "%llx %llx %llx %s\n", (unsigned long long)bias,
+                   (unsigned long long)lo, (unsigned long long)hi, path);
+  if (n <= 0 || (size_t)n >= sizeof line || strchr(path, '\n')) return;
+  ssize_t w = write(R.notify_fd, line, (size_t)n);
+  (void)w; /* the launcher only uses this to work ahead; the trace has the objects anyway */
+}
+
 /* Called for the first instruction of every translated block: if its address lies in no
  * range seen before, find the host mapping behind it in QEMU's own /proc/self/maps (guest
  * memory is host memory at guest_base = haddr - vaddr) and, when it is file-backed, record the
@@ -285,6 +324,7 @@ static void learn_object(uint64_t vaddr, const void *haddr) {
     uint64_t bias = 0, lo = 0, hi = 0;
     if (path[0] == '/' && elf_layout(path, start - gbase, off, &bias, &lo, &hi)) {
       tw_object(R.w, path, bias, lo, hi);
+      notify_object(path, bias, lo, hi);
       pl_range r = {lo, hi};
       VEC_PUSH(R.seen, r);
       if (R.main_path && !strcmp(path, R.main_path) && R.roi == ROI_FUNC && !R.start_pc)
@@ -304,12 +344,15 @@ static void learn_object(uint64_t vaddr, const void *haddr) {
 static void finish(const char *why, bool have_next, uint64_t next_pc) {
   if (R.phase == P_DONE || R.child) return;
   R.phase = P_DONE;
+  R.fast = false;
   if (have_next && R.have_prev && R.n_rec) {
     const pl_sinfo *p = &R.info[R.prev];
     if (R.rec_cur && next_pc != p->fall && !transfer_ok(p, next_pc)) tw_async(R.w);
     tw_end_pc(R.w, next_pc);
   }
   R.rec_cur = false;
+  if (R.notify_fd >= 0) close(R.notify_fd);
+  R.notify_fd = -1;
   char buf[64];
   if (R.threads > 1) snprintf(buf, sizeof buf, "%u seen; first recorded", R.threads);
   else snprintf(buf, sizeof buf, "1");
@@ -358,11 +401,34 @@ static inline void exec_in(uint32_t sid) {
   R.sigreturn = false;
   R.prev = sid;
   R.have_prev = true;
+  upd_fast();
 }
 
-static void on_exec(unsigned int vcpu, void *ud) {
-  if (vcpu != 0) return;
+static void on_exec_slow(unsigned int vcpu, uint32_t sid);
+
+/* Once per executed guest instruction (the hottest code of the recorder). flatten: with the
+ * plugin's link-time optimisation, the writer's append (trace.c) is inlined here too. */
+static __attribute__((flatten)) void on_exec(unsigned int vcpu, void *ud) {
   uint32_t sid = (uint32_t)(uintptr_t)ud;
+  if (__builtin_expect(vcpu == 0 && R.fast && !atomic_load_explicit(&R.multi, memory_order_acquire), 1)) {
+    /* exec_in for the common case: region open, previous instruction recorded, nothing to
+     * skip, no stop pending, not roi=func (no call depth) */
+    const pl_sinfo *cur = &R.info[sid];
+    if (__builtin_expect(!normal_next(&R.info[R.prev], cur->pc), 0)) tw_async(R.w);
+    tw_exec(R.w, sid);
+    R.prev = sid;
+    if (__builtin_expect(++R.n_rec == R.max, 0)) {
+      R.stop_next = true;
+      R.stop_why = "max";
+      R.fast = false;
+    }
+    return;
+  }
+  on_exec_slow(vcpu, sid);
+}
+
+static __attribute__((noinline)) void on_exec_slow(unsigned int vcpu, uint32_t sid) {
+  if (vcpu != 0) return;
   if (R.phase == P_IN) {
     bool lk = lock_if_multi();
     if (R.phase == P_IN) exec_in(sid);
@@ -374,6 +440,7 @@ static void on_exec(unsigned int vcpu, void *ud) {
       R.skip_left = R.skip;
       exec_in(sid);
     }
+    upd_fast();
     unlock_if(lk);
   }
 }
@@ -385,6 +452,7 @@ static void on_mark_start(unsigned int vcpu, void *ud) {
     bool lk = lock_if_multi();
     R.phase = P_IN;
     R.skip_left = R.skip;
+    upd_fast();
     unlock_if(lk);
     return;
   }
@@ -403,12 +471,29 @@ static void on_mark_stop(unsigned int vcpu, void *ud) {
   on_exec(vcpu, ud);
 }
 
-static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *ud) {
+#define PL_STORE (1u << 31)
+
+/* Size in bytes | PL_STORE for QEMU's packed access description (cached by value). */
+static inline uint32_t mem_desc(qemu_plugin_meminfo_t info) {
+  unsigned slot = (info ^ (info >> 6) ^ (info >> 16)) & 63;
+  if (__builtin_expect(R.mi_key[slot] != info || !R.mi_val[slot], 0)) {
+    R.mi_key[slot] = info;
+    R.mi_val[slot] = (1u << qemu_plugin_mem_size_shift(info)) | (qemu_plugin_mem_is_store(info) ? PL_STORE : 0);
+  }
+  return R.mi_val[slot];
+}
+
+/* Once per memory access of a guest instruction. */
+static __attribute__((flatten)) void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *ud) {
   (void)ud;
   if (vcpu != 0 || !R.rec_cur) return;
+  uint32_t d = mem_desc(info);
+  if (__builtin_expect(R.fast && !atomic_load_explicit(&R.multi, memory_order_acquire), 1)) {
+    tw_mem(R.w, vaddr, d & ~PL_STORE, (d & PL_STORE) != 0); /* R.fast: recording, one thread */
+    return;
+  }
   bool lk = lock_if_multi();
-  if (R.rec_cur)
-    tw_mem(R.w, vaddr, 1u << qemu_plugin_mem_size_shift(info), qemu_plugin_mem_is_store(info));
+  if (R.rec_cur) tw_mem(R.w, vaddr, d & ~PL_STORE, (d & PL_STORE) != 0);
   unlock_if(lk);
 }
 
@@ -504,9 +589,12 @@ static void on_fatal_signal(int sig) {
 /* In a fork()ed child the writer's thread does not exist and the file belongs to the parent. */
 static void on_fork_child(void) {
   R.child = true;
+  R.fast = false;
   R.phase = P_DONE;
   R.rec_cur = false;
   R.w = NULL;
+  if (R.notify_fd >= 0) close(R.notify_fd);
+  R.notify_fd = -1;
   atomic_store(&R.multi, false);
   pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
   R.lock = fresh;
@@ -554,6 +642,16 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
     else if (kl == 4 && !strncmp(a, "func", kl)) ok = arg_u64(v, &R.func_vaddr) && R.func_vaddr;
     else if (kl == 5 && !strncmp(a, "level", kl)) ok = arg_u64(v, &level) && level <= 22;
     else if (kl == 5 && !strncmp(a, "chunk", kl)) ok = arg_u64(v, &chunk) && chunk <= UINT32_MAX;
+    else if (kl == 6 && !strncmp(a, "notify", kl)) {
+      uint64_t fd = 0;
+      ok = arg_u64(v, &fd) && fd <= INT_MAX;
+      /* A stale or wrong descriptor only disables the notifications. */
+      if (ok && fcntl((int)fd, F_GETFD) >= 0) {
+        R.notify_fd = (int)fd;
+        fcntl(R.notify_fd, F_SETFD, FD_CLOEXEC); /* not into programs the guest execs */
+        fcntl(R.notify_fd, F_SETFL, O_NONBLOCK);
+      }
+    }
     else if (kl == 3 && !strncmp(a, "roi", kl)) {
       if (!strcmp(v, "all")) R.roi = ROI_ALL;
       else if (!strcmp(v, "ssc")) R.roi = ROI_SSC;
