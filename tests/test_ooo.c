@@ -196,6 +196,31 @@ static void test_load_chain_l1(void **state) {
   free(path);
 }
 
+/* Accesses in the last line of the address space: the line-end computation wraps to 0 there, and
+ * once made the model loop forever splitting the access. Loads and stores must complete. */
+static void top_addr(void *ctx, uint64_t pc, int slot, uint64_t *addr, uint32_t *size, bool *is_store) {
+  (void)ctx;
+  (void)pc;
+  (void)slot;
+  (void)size;
+  (void)is_store;
+  *addr = 0xfffffffffffffff0ULL;
+}
+
+static void test_top_of_address_space(void **state) {
+  (void)state;
+  char *path = loop_trace("mov rax, [rbx]", 4, 50, top_addr, NULL);
+  run_res r = run_default(path);
+  assert_true(r.warm_insns > 0);
+  unlink(path);
+  free(path);
+  path = loop_trace("mov [rbx], rax", 4, 50, top_addr, NULL);
+  r = run_default(path);
+  assert_true(r.warm_insns > 0);
+  unlink(path);
+  free(path);
+}
+
 /* ---- branches ------------------------------------------------------------------------------------ */
 
 static void test_loop_branch_learned(void **state) {
@@ -1009,6 +1034,7 @@ int main(void) {
     cmocka_unit_test(test_independent_adds),
     cmocka_unit_test(test_fma_chain_and_throughput),
     cmocka_unit_test(test_load_chain_l1),
+      cmocka_unit_test(test_top_of_address_space),
     cmocka_unit_test(test_loop_branch_learned),
     cmocka_unit_test(test_random_branch),
     cmocka_unit_test(test_ras_repair),

@@ -44,6 +44,9 @@ static inline uint32_t base_index(const bp_config *c, uint64_t pc) {
 }
 
 
+/* The highest set bit of a table mask (bit i: table i), 0 if none (bit 0 is never set). */
+static inline int tage_top(uint32_t hit) { return 31 - __builtin_clz(hit | 1u); }
+
 typedef uint32_t tage_v4 __attribute__((vector_size(16)));
 
 static inline tage_v4 v4_ld(const uint32_t *p) {
@@ -56,7 +59,8 @@ static bool tage_predict(const void *st, const bp_geom *g, const bp_hist *h, uin
   const bp_config *c = g->cfg;
   const tage_hdr *hd = st;
   const uint32_t bits = c->tage_bits, mask = (1u << bits) - 1, tmask = (1u << c->tage_tag_bits) - 1;
-  const uint32_t n = c->tage_tables, nl = (n + 3) & ~3u;
+  /* (bp_config_check keeps tage_tables <= BP_TAGE_MAX; the clamp tells the compiler) */
+  const uint32_t n = c->tage_tables < BP_TAGE_MAX ? c->tage_tables : BP_TAGE_MAX, nl = (n + 3) & ~3u;
   const size_t per = (size_t)1 << bits;
   const tage_entry *tables = ctab(st, c, 1);
   m->idx[0] = (uint16_t)base_index(c, pc);
@@ -68,31 +72,35 @@ static bool tage_predict(const void *st, const bp_geom *g, const bp_hist *h, uin
    * newest path bits, shifted by the table number so tables differ),
    *   tag = pc' ^ tag fold ^ (second tag fold << 1)
    * the path term's shift by (l + 1) mod 4 is a multiplication by {2, 4, 8, 1}. */
-  uint32_t pch[BP_TAGE_MAX], iv[BP_TAGE_MAX], tv[BP_TAGE_MAX];
-  for (uint32_t l = 0; l < nl; l++) pch[l] = pcl ^ (pcl >> g->ishift[l + 1]);
+  uint32_t iv[BP_TAGE_MAX], tv[BP_TAGE_MAX];
   const tage_v4 vm = {mask, mask, mask, mask}, vtm = {tmask, tmask, tmask, tmask};
   const tage_v4 vph = {ph, ph, ph, ph}, vtpc = {tpc, tpc, tpc, tpc}, mul = {2, 4, 8, 1};
   const uint32_t bits_l = bits; /* table l starts at entry l << bits */
   tage_v4 base_l = {0, 1u << bits_l, 2u << bits_l, 3u << bits_l};
   const tage_v4 step = {4u << bits_l, 4u << bits_l, 4u << bits_l, 4u << bits_l};
   for (uint32_t l = 0; l < nl; l += 4) {
-    tage_v4 vi = (v4_ld(&pch[l]) ^ v4_ld(&h->fold[BP_FOLD_IDX + l]) ^ ((vph & v4_ld(&g->pmask[l + 1])) * mul)) & vm;
+    /* pc ^ (pc >> ishift) built in registers: four scalar stores read back as one vector
+     * would stall on store forwarding */
+    const uint32_t *is = &g->ishift[l + 1];
+    const tage_v4 pch = {pcl ^ (pcl >> is[0]), pcl ^ (pcl >> is[1]), pcl ^ (pcl >> is[2]), pcl ^ (pcl >> is[3])};
+    tage_v4 vi = (pch ^ v4_ld(&h->fold[BP_FOLD_IDX + l]) ^ ((vph & v4_ld(&g->pmask[l + 1])) * mul)) & vm;
     tage_v4 vt = (vtpc ^ v4_ld(&h->fold[BP_FOLD_TAG0 + l]) ^ (v4_ld(&h->fold[BP_FOLD_TAG1 + l]) << 1)) & vtm;
     vi += base_l; /* entry number over all tables */
     base_l += step;
     memcpy(&iv[l], &vi, sizeof vi);
     memcpy(&tv[l], &vt, sizeof vt);
   }
-  int prov = 0, alt = 0;
-  for (uint32_t i = n; i >= 1; i--) {
+  /* Branch-free: a data-dependent branch per table mispredicts often on the host and, waiting
+   * for its table load, keeps the loads from overlapping. Bit i of hit: table i matches. */
+  uint32_t hit = 0;
+  for (uint32_t i = 1; i <= n; i++) {
     uint32_t e = iv[i - 1], tag = tv[i - 1];
     m->idx[i] = (uint16_t)(e & mask);
     m->tag[i] = (uint16_t)tag;
-    if (tables[e].tag == tag) {
-      if (!prov) prov = (int)i;
-      else if (!alt) alt = (int)i;
-    }
+    hit |= (uint32_t)(tables[e].tag == tag) << i;
   }
+  int prov = tage_top(hit);
+  int alt = tage_top(hit & ~(1u << prov));
   const uint8_t *base = (const uint8_t *)st + base_off();
   bool base_pred = base[m->idx[0]] >= 2;
   bool pred;
@@ -121,17 +129,14 @@ static void tage_update(void *st, const bp_geom *g, uint64_t pc, bool taken, con
   (void)pc;
   const bp_config *c = g->cfg;
   tage_hdr *hd = st;
-  uint32_t n = c->tage_tables;
+  uint32_t n = c->tage_tables < BP_TAGE_MAX ? c->tage_tables : BP_TAGE_MAX; /* as in tage_predict */
   /* Re-find provider and alternate in the current tables at the predicted indices. */
-  int prov = 0, alt = 0;
   size_t per = (size_t)1 << c->tage_bits;
   const tage_entry *tables = ctab(st, c, 1);
-  for (uint32_t i = n; i >= 1; i--) {
-    if (tables[(size_t)(i - 1) * per + m->idx[i]].tag == m->tag[i]) {
-      if (!prov) prov = (int)i;
-      else if (!alt) alt = (int)i;
-    }
-  }
+  uint32_t hit = 0; /* branch-free, as in tage_predict */
+  for (uint32_t i = 1; i <= n; i++) hit |= (uint32_t)(tables[(size_t)(i - 1) * per + m->idx[i]].tag == m->tag[i]) << i;
+  int prov = tage_top(hit);
+  int alt = tage_top(hit & ~(1u << prov));
   uint8_t *base = (uint8_t *)st + base_off();
   uint8_t *bctr = &base[m->idx[0]];
   bool base_pred = *bctr >= 2;

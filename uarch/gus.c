@@ -148,6 +148,7 @@ typedef struct sens_pool {
   size_t n, next;
   uint32_t window;
   const gus_source *src;
+  bool prefetch; /* read each run's source on a second thread (when the runs are not parallel) */
   pthread_mutex_t mu;
 } sens_pool;
 
@@ -157,6 +158,7 @@ static void run_job(sens_pool *sp, sens_job *j) {
     j->rc = j->err.rc ? j->err.rc : WI_EINVAL;
     return;
   }
+  gus_set_prefetch(g, sp->prefetch);
   j->rc = gus_run_source(g, sp->src, &j->err);
   j->ticks = gus_now_ticks(g);
   gus_free(g);
@@ -201,6 +203,7 @@ wi_rc gus_sensitivity(const gus_machine *m, uint32_t window, const gus_source *s
   }
   if (threads < 1) threads = 1;
   if (threads > 64) threads = 64;
+  sp.prefetch = threads == 1;
   pthread_mutex_init(&sp.mu, NULL);
   pthread_t tid[64];
   unsigned started = 0;

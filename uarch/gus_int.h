@@ -17,6 +17,19 @@ gus *gus_create(const gus_machine *m, uint32_t window, uint32_t n_static, bool t
 /* Step every instruction of src through g (opens and closes its own cursor). */
 wi_rc gus_run_source(gus *g, const gus_source *src, wi_err *err);
 
+/* Whether gus_run_source reads the source on a second thread (gus_pf; default off for
+ * gus_create, on for gus_new and gus_run). Results do not depend on it. */
+void gus_set_prefetch(gus *g, bool on);
+
+/* A prefetching cursor over src: with threaded, a second thread reads batches ahead into a ring
+ * of copies (mem_off rebased to the copied accesses); without it (or when the thread cannot be
+ * started) it is the source's own cursor. Batches stay valid until the next call. Defined in
+ * gus_pf.c. */
+typedef struct gus_pf gus_pf;
+gus_pf *gus_pf_open(const gus_source *src, bool threaded, wi_err *err); /* NULL on failure */
+wi_rc gus_pf_next(gus_pf *pf, trace_batch *b, wi_err *err);
+void gus_pf_close(gus_pf *pf); /* accepts NULL */
+
 /* Retire time of the last instruction so far, in ticks. */
 uint64_t gus_now_ticks(const gus *g);
 

@@ -83,7 +83,7 @@ typedef struct gcache {
 
 struct gus {
   gus_machine m;
-  bool taint_on, selfcheck;
+  bool taint_on, selfcheck, prefetch;
   uint32_t window;
   uint64_t Q;    /* taint-queue length (instructions) */
   uint64_t R;    /* ring of bit positions: a multiple of 64, > Q */
@@ -636,8 +636,12 @@ gus *gus_create(const gus_machine *m, uint32_t window, uint32_t n_static, bool t
 }
 
 gus *gus_new(const gus_machine *m, uint32_t window, uint32_t n_static, wi_err *err) {
-  return gus_create(m, window, n_static, true, 1, err);
+  gus *g = gus_create(m, window, n_static, true, 1, err);
+  if (g) g->prefetch = true;
+  return g;
 }
+
+void gus_set_prefetch(gus *g, bool on) { g->prefetch = on; }
 
 void gus_free(gus *g) {
   if (!g) return;
@@ -791,10 +795,10 @@ static ALWAYS_INLINE int pick_port(const gus *g, uint32_t mask) {
   for (mask &= mask - 1; mask; mask &= mask - 1) {
     int p = __builtin_ctz(mask);
     gtick t = g->pavail[p];
-    if (t < bt) {
-      bt = t;
-      best = p;
-    }
+    /* the earliest port, the lowest index on ties; branch-free (the outcome is unpredictable) */
+    uint64_t lt = -(uint64_t)(t < bt);
+    bt = (t & lt) | (bt & ~lt);
+    best = (int)(((uint32_t)p & (uint32_t)lt) | ((uint32_t)best & ~(uint32_t)lt));
   }
   return best;
 }
@@ -1116,17 +1120,17 @@ static wi_rc run_batch_fast(gus *g, const gus_source *src, const trace_batch *b,
 }
 
 wi_rc gus_run_source(gus *g, const gus_source *src, wi_err *err) {
-  void *cur = src->open(src->ctx, err);
+  gus_pf *cur = gus_pf_open(src, g->prefetch, err);
   if (!cur) return err && err->rc ? err->rc : WI_EIO;
   wi_rc rc = WI_OK;
   wi_rc (*batch)(gus *, const gus_source *, const trace_batch *, wi_err *) =
     g->taint_on ? run_batch_taint : run_batch_fast;
   for (;;) {
     trace_batch b;
-    if ((rc = src->next(cur, &b, err)) != WI_OK || !b.n) break;
+    if ((rc = gus_pf_next(cur, &b, err)) != WI_OK || !b.n) break;
     if ((rc = batch(g, src, &b, err)) != WI_OK) break;
   }
-  src->close(cur);
+  gus_pf_close(cur);
   return rc;
 }
 

@@ -30,7 +30,8 @@ static inline void make_ready(ooo_model *restrict m, uint32_t slot) {
   uint32_t p = u->port;
   m->rdy[(size_t)p * m->nwords + (slot >> 6)] |= 1ULL << (slot & 63);
   st->rdy_sum[p] |= 1ULL << (slot >> 6);
-  if (st->rdy_n[p]++ == 0) st->rdy_ports |= 1u << p;
+  st->rdy_n[p]++;
+  st->rdy_ports |= 1u << p; /* unconditionally: no host branch to mispredict */
 }
 
 static inline void unready(ooo_model *restrict m, uint32_t slot) {
@@ -39,8 +40,10 @@ static inline void unready(ooo_model *restrict m, uint32_t slot) {
   uint32_t p = u->port;
   uint64_t *w = &m->rdy[(size_t)p * m->nwords + (slot >> 6)];
   *w &= ~(1ULL << (slot & 63));
-  if (!*w) st->rdy_sum[p] &= ~(1ULL << (slot >> 6));
-  if (--st->rdy_n[p] == 0) st->rdy_ports &= ~(1u << p);
+  /* branch-free: clear the summary bit when the word empties, the port bit when the port does */
+  st->rdy_sum[p] &= ~((uint64_t)(*w == 0) << (slot >> 6));
+  uint32_t left = --st->rdy_n[p];
+  st->rdy_ports &= ~((uint32_t)(left == 0) << p);
 }
 
 static inline void sched_release(ooo_model *restrict m, ooo_uop *u) {
@@ -308,7 +311,7 @@ static bool load_lines(ooo_model *restrict m, uint32_t slot, uint64_t now, uint6
   q.retry = u->state == US_RETRY; /* the first line was refused before */
   while (u->addr < u->end) {
     uint64_t le = (u->addr | (m->line_bytes - 1)) + 1;
-    uint64_t e = le < u->end ? le : u->end;
+    uint64_t e = le < u->end && le ? le : u->end; /* le == 0: the last line of the address space */
     q.addr = u->addr;
     q.size = (uint32_t)(e - u->addr);
     uint64_t ready = now;
@@ -422,22 +425,16 @@ static void issue_common(ooo_model *restrict m, uint32_t slot, uint32_t p, uint6
   u->issue_cycle = now;
   u->issued = 1;
   if (!u->bind_kind) {
-    u->bind_rid = OOO_RID_NONE;
-    if (now > u->ready_cycle) {
-      u->bind_kind = OB_PORT;
-      u->bind_rid = OOO_RID_PORT + p;
-      u->bind_by = st->port_last_cycle[p] + 1 == now ? st->port_last_fid[p] : OOO_FID_NONE;
-    } else if (u->ready_by != OOO_NIL) {
-      u->bind_kind = OB_OPERAND;
-    } else {
-      u->bind_kind = OB_DISPATCHED;
-    }
+    /* selects, not branches: whether a micro-op waited for its port is unpredictable */
+    bool late = now > u->ready_cycle;
+    uint64_t pby = oo_sel64(st->port_last_cycle[p] + 1 == now, st->port_last_fid[p], OOO_FID_NONE);
+    u->bind_kind = (uint8_t)oo_sel32(late, OB_PORT, oo_sel32(u->ready_by != OOO_NIL, OB_OPERAND, OB_DISPATCHED));
+    u->bind_rid = oo_sel32(late, OOO_RID_PORT + p, OOO_RID_NONE);
+    u->bind_by = oo_sel64(late, pby, u->bind_by);
   }
   ooo_rob *r = &m->rob[u->rob];
-  if (!(r->flags & RF_EXECUTED)) {
-    r->flags |= RF_EXECUTED;
-    st->stats.executed[(r->flags & RF_WRONG) ? 1 : 0]++;
-  }
+  st->stats.executed[(r->flags & RF_WRONG) ? 1 : 0] += !(r->flags & RF_EXECUTED); /* its first micro-op */
+  r->flags |= RF_EXECUTED;
   st->port_last_cycle[p] = now;
   st->port_last_fid[p] = r->fid;
   if (m->obs && m->obs->issue) {
@@ -718,6 +715,8 @@ static const ooo_tmpl *fq_tmpl(ooo_model *restrict m, const ooo_fq *q) {
 #define OOO_MAX_REP_BYTES (4u << 20)
 #define OOO_MAX_ACCESS_BYTES 4096u
 
+typedef int32_t oo_v4 __attribute__((vector_size(16)));
+
 /* The counts of a plan from its micro-ops (n_exec, n_ld, n_st, n_int, n_vec, n_undo set). */
 static void plan_counts(const ooo_model *m, ooo_phdr *h, uint32_t nsrc) {
   uint32_t n_exec = h->n_exec, n_ld = h->n_ld, n_st = h->n_st;
@@ -737,17 +736,18 @@ static void plan_counts(const ooo_model *m, ooo_phdr *h, uint32_t nsrc) {
   h->rob_counts = (uint64_t)(nu & 0xff) | (uint64_t)(nu & 0xff) << 8 | (uint64_t)(h->slots & 0xff) << 16 |
                   (uint64_t)(n_ld & 0xff) << 24 | (uint64_t)(n_st & 0xff) << 32 | (uint64_t)(h->n_undo & 0xff) << 40 |
                   (uint64_t)(h->n_int & 0xff) << 48 | (uint64_t)(h->n_vec & 0xff) << 56;
-  int32_t *v = h->needv;
-  memset(v, 0, sizeof h->needv);
-  v[OOO_RES_ROB] = (int32_t)h->slots;
-  v[OOO_RES_UOPS] = (int32_t)nu;
-  v[OOO_RES_LINKS] = (int32_t)h->max_links;
-  v[OOO_RES_UNDO] = (int32_t)h->n_undo;
-  for (int pl = 0; pl < OOO_NPOOL; pl++) v[OOO_RES_SCHED + pl] = (int32_t)h->need[pl];
-  v[OOO_RES_LQ] = (int32_t)n_ld;
-  v[OOO_RES_SQ] = (int32_t)n_st;
-  v[OOO_RES_INT] = (int32_t)h->n_int;
-  v[OOO_RES_VEC] = (int32_t)h->n_vec;
+  /* Built in registers and stored whole: check_resources reads it back as vectors at once,
+   * and scalar stores read back as a vector stall on store forwarding. The links lane stays 0:
+   * links are checked as a scalar (their count changes under the vector during a rename cycle). */
+  _Static_assert(OOO_RES_ROB == 0 && OOO_RES_UOPS == 1 && OOO_RES_LINKS == 2 && OOO_RES_UNDO == 3 &&
+                     OOO_RES_SCHED == 4 && OOO_NPOOL == 3 && OOO_RES_LQ == 7 && OOO_RES_SQ == 8 &&
+                     OOO_RES_INT == 9 && OOO_RES_VEC == 10 && OOO_NRES == 12,
+                 "dispatch resource lanes");
+  const oo_v4 v[OOO_NRES / 4] = {
+      {(int32_t)h->slots, (int32_t)nu, 0, (int32_t)h->n_undo},
+      {(int32_t)h->need[0], (int32_t)h->need[1], (int32_t)h->need[2], (int32_t)n_ld},
+      {(int32_t)n_st, (int32_t)h->n_int, (int32_t)h->n_vec, 0}};
+  memcpy(h->needv, v, sizeof v);
 }
 
 void oo_plan_static(const ooo_model *m, ooo_tmpl *t) {
@@ -872,7 +872,6 @@ static int check_resources_slow(ooo_model *restrict m, const ooo_phdr *p, uint32
 
 /* The free amount of every dispatch resource (OOO_RES_* lanes), taken at the start of a rename
  * cycle and kept up to date as instructions are renamed (nothing else takes resources then). */
-typedef int32_t oo_v4 __attribute__((vector_size(16)));
 typedef struct oo_free {
   oo_v4 v[OOO_NRES / 4];
   bool ok;
@@ -881,17 +880,13 @@ typedef struct oo_free {
 static void free_take(const ooo_model *m, oo_free *f) {
   const ooo_state *st = m->st;
   const ooo_core_config *c = &m->cfg.core;
-  int32_t a[OOO_NRES] = {0};
-  a[OOO_RES_ROB] = (int32_t)(c->rob - st->rob_slots);
-  a[OOO_RES_UOPS] = (int32_t)((uint64_t)m->uop_mask + 1 - (st->uop_tail - st->uop_head));
-  a[OOO_RES_LINKS] = (int32_t)st->link_avail;
-  a[OOO_RES_UNDO] = (int32_t)((uint64_t)m->undo_mask + 1 - (st->undo_tail - st->undo_head));
-  for (int pl = 0; pl < OOO_NPOOL; pl++) a[OOO_RES_SCHED + pl] = (int32_t)(m->sched_cap[pl] - st->sched_used[pl]);
-  a[OOO_RES_LQ] = (int32_t)(c->lq - (st->lq_tail - st->lq_head));
-  a[OOO_RES_SQ] = (int32_t)(c->sq - (st->sq_tail - st->sq_head));
-  a[OOO_RES_INT] = (int32_t)st->int_free;
-  a[OOO_RES_VEC] = (int32_t)st->vec_free;
-  memcpy(f->v, a, sizeof a);
+  /* lanes as in plan_counts (links: checked as a scalar) */
+  f->v[0] = (oo_v4){(int32_t)(c->rob - st->rob_slots),
+                    (int32_t)((uint64_t)m->uop_mask + 1 - (st->uop_tail - st->uop_head)), 0,
+                    (int32_t)((uint64_t)m->undo_mask + 1 - (st->undo_tail - st->undo_head))};
+  f->v[1] = (oo_v4){(int32_t)(m->sched_cap[0] - st->sched_used[0]), (int32_t)(m->sched_cap[1] - st->sched_used[1]),
+                    (int32_t)(m->sched_cap[2] - st->sched_used[2]), (int32_t)(c->lq - (st->lq_tail - st->lq_head))};
+  f->v[2] = (oo_v4){(int32_t)(c->sq - (st->sq_tail - st->sq_head)), (int32_t)st->int_free, (int32_t)st->vec_free, 0};
   f->ok = true;
 }
 
@@ -905,16 +900,15 @@ static inline int check_resources(ooo_model *restrict m, oo_free *f, const ooo_p
   for (int k = 1; k < OOO_NRES / 4; k++) gt |= n[k] > f->v[k];
   uint64_t w[2];
   memcpy(w, &gt, sizeof w);
-  if (__builtin_expect(!(w[0] | w[1]), 1)) return OB_NONE;
+  if (__builtin_expect(!(w[0] | w[1]) && p->max_links <= m->st->link_avail, 1)) return OB_NONE;
   return check_resources_slow(m, p, rid, by);
 }
 
-/* Resources taken by a renamed instruction (links: as many as it really took). */
-static inline void free_sub(const ooo_model *m, oo_free *f, const ooo_phdr *p) {
+/* Resources taken by a renamed instruction (links are read from the state by check_resources). */
+static inline void free_sub(oo_free *f, const ooo_phdr *p) {
   oo_v4 n[OOO_NRES / 4];
   memcpy(n, p->needv, sizeof n);
   for (int k = 0; k < OOO_NRES / 4; k++) f->v[k] -= n[k];
-  f->v[OOO_RES_LINKS / 4][OOO_RES_LINKS % 4] = (int32_t)m->st->link_avail;
 }
 
 /* Dedupe list of the producers of one micro-op. */
@@ -960,11 +954,10 @@ static inline uint32_t bind_port(ooo_state *restrict st, uint32_t mask) {
   if (mask & (mask - 1)) { /* the least loaded allowed port, lowest number on ties */
     uint32_t bq = st->port_queued[best];
     for (uint32_t b = mask & (mask - 1); b; b &= b - 1) {
-      uint32_t p = (uint32_t)__builtin_ctz(b);
-      if (st->port_queued[p] < bq) {
-        bq = st->port_queued[p];
-        best = p;
-      }
+      uint32_t p = (uint32_t)__builtin_ctz(b), qp = st->port_queued[p];
+      bool lt = qp < bq; /* selects, not a branch: queue lengths are unpredictable */
+      best = lt ? p : best;
+      bq = lt ? qp : bq;
     }
   }
   st->port_queued[best]++;
@@ -1091,12 +1084,15 @@ static void dispatch_one(ooo_model *restrict m, ooo_fq *q, const ooo_phdr *p, co
     if (k == 0) {
       dep_regs(m, &ss, p->src, s);
       for (uint32_t i = 0; i < p->n_ld; i++) dep_on(m, &ss, ld[i], s);
+      /* only the first can be ready: the others wait for their predecessor (make_ready is
+       * independent of the latency change below) */
+      if (!uops[s].pending) make_ready(m, s);
     } else {
       dep_on(m, &ss, prev, s);
     }
-    if (t->br && k == p->n_exec - 1) uops[s].br = 1;
     prev = s;
   }
+  if (prev != OOO_NIL) uops[prev].br = t->br != 0; /* the last one resolves a branch (new_uop cleared it) */
   uint32_t result = prev != OOO_NIL ? prev : (p->n_ld ? ld[p->n_ld - 1] : OOO_NIL);
   if (result != OOO_NIL) {
     ooo_uop *u = &uops[result];
@@ -1113,12 +1109,6 @@ static void dispatch_one(ooo_model *restrict m, ooo_fq *q, const ooo_phdr *p, co
         apply_lat_mod(q, u);
       }
     }
-  }
-  /* The computation micro-ops are ready once their sources are (the latency change above
-   * applies before they can issue). */
-  for (uint32_t k = p->n_ld; k < idx; k++) {
-    uint32_t s = (uint32_t)((r->uop0 + k) & m->uop_mask);
-    if (!uops[s].pending) make_ready(m, s);
   }
   /* Stores. */
   for (uint32_t i = 0; i < p->n_st; i++) {
@@ -1258,6 +1248,12 @@ void oo_dispatch(ooo_model *restrict m, uint64_t now) {
   oo_free fr = {0};
   fr.ok = false;
   st->disp_wait = 0;
+  /* the ROB and micro-op rings are far larger than the host's L1: prefetch (for writing) the
+   * entries the next rename cycles fill */
+  __builtin_prefetch(oo_rob(m, st->rob_tail + 8), 1);
+  __builtin_prefetch(&m->uops[(st->uop_tail + 12) & m->uop_mask], 1);
+  __builtin_prefetch((const char *)&m->uops[(st->uop_tail + 12) & m->uop_mask] + 64, 1);
+  __builtin_prefetch((const char *)&m->uops[(st->uop_tail + 12) & m->uop_mask] + 128, 1);
   while (used < W) {
     if (st->fq_head == st->fq_tail) {
       stop = OB_FRONTEND;
@@ -1277,8 +1273,7 @@ void oo_dispatch(ooo_model *restrict m, uint64_t now) {
       pl = &pm->h;
     } else {
       const ooo_tmpl *qt = fq_tmpl(m, q);
-      bool mem = (q->flags & FQ_WRONG) ? qt->n_mem_def != 0 : oo_win(m, q->win)->n_mem != 0;
-      if (!q->mod && !mem) { /* the template's static plan */
+      if (!q->mod && !(q->flags & FQ_MEM)) { /* the template's static plan */
         pl = &qt->sp;
       } else {
         plan *pp = (plan *)m->hp;
@@ -1335,7 +1330,7 @@ void oo_dispatch(ooo_model *restrict m, uint64_t now) {
       bp = &b;
     }
     dispatch_one(m, q, pl, pm, now, bp);
-    free_sub(m, &fr, pl);
+    free_sub(&fr, pl);
     m->hp_valid = false;
     st->fq_head++;
     used += pl->slots;
@@ -1432,6 +1427,10 @@ void oo_commit(ooo_model *restrict m, uint64_t now) {
   const ooo_core_config *c = &m->cfg.core;
   uint32_t n = 0;
   st->commit_stall = OB_NONE;
+  /* the ROB ring is far larger than the host's L1: fetch the entries the next cycles commit */
+  __builtin_prefetch(oo_rob(m, st->rob_head + 8));
+  __builtin_prefetch(oo_rob(m, st->rob_head + 12));
+  __builtin_prefetch(oo_win(m, st->win_head + 8)); /* correct-path commits walk the window in order */
   while (n < c->commit_width && st->rob_head < st->rob_tail) {
     ooo_rob *r = oo_rob(m, st->rob_head);
     if (!(r->flags & RF_DONE) || r->done_cycle + c->commit_latency > now) {
@@ -1553,7 +1552,7 @@ void oo_drain(ooo_model *restrict m, uint64_t now) {
     q.retry = s->retry != 0; /* drain_next was refused before */
     while (budget && s->drain_next < end) {
       uint64_t le = (s->drain_next | (m->line_bytes - 1)) + 1;
-      uint64_t e = le < end ? le : end;
+      uint64_t e = le < end && le ? le : end; /* le == 0: the last line of the address space */
       q.addr = s->drain_next;
       q.size = (uint32_t)(e - s->drain_next);
       uint64_t ready = now;

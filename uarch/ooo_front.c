@@ -264,6 +264,7 @@ void oo_fetch(ooo_model *restrict m, uint64_t now) {
       q->tid = w->sid;
       q->win = st->win_fetch;
       q->mod = w->mod;
+      if (w->n_mem) q->flags = FQ_MEM;
       if (__builtin_expect(w->mod != 0, 0)) {
         q->lat_add = w->lat_add;
         q->lat_set = w->lat_set;
@@ -277,7 +278,7 @@ void oo_fetch(ooo_model *restrict m, uint64_t now) {
       q->fid = OOO_FID_WRONG | st->wp_count++;
       q->tid = t->sid != UINT32_MAX ? t->sid : OOO_TID_PC;
       q->win = 0;
-      q->flags = FQ_WRONG;
+      q->flags = (uint8_t)(FQ_WRONG | (t->n_mem_def ? FQ_MEM : 0));
       q->mod = 0;
       q->lat_add = 0;
       q->lat_set = -1;
@@ -330,11 +331,12 @@ void oo_fetch(ooo_model *restrict m, uint64_t now) {
       }
       bool ptaken = true, btb_hit = true;
       uint64_t ptarget = fall, tmp;
-      bp_meta meta;
+      bp_meta meta_wp; /* wrong path: the prediction's meta is not kept */
+      bp_meta *meta = b ? &b->meta : &meta_wp;
       uint32_t ind_idx = 0, conf_idx = 0;
       switch (t->br) {
       case BR_COND:
-        ptaken = m->bp->predict(m->bp_state, &m->geom, &st->hist, pc, &meta);
+        ptaken = m->bp->predict(m->bp_state, &m->geom, &st->hist, pc, meta);
         ptarget = t->target;
         if (ptaken) btb_hit = bp_btb_lookup(m->btb, bc, pc, &tmp);
         break;
@@ -365,7 +367,6 @@ void oo_fetch(ooo_model *restrict m, uint64_t now) {
       bp_hist_push(&m->geom, &st->hist, m->hist_ring, pc, ptaken);
       if (ptaken) q->flags |= FQ_TAKEN;
       if (b) {
-        b->meta = meta;
         b->ind_idx = ind_idx;
         b->conf_idx = conf_idx;
         b->pred_taken = ptaken;

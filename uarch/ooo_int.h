@@ -75,7 +75,8 @@ typedef struct ooo_phdr {
   uint64_t rob_counts;        /* the ROB entry's n_uops .. n_vec bytes, ready to store */
   regset_t src, addr, dst;
   bool nop, rep, pmem;
-  int32_t needv[OOO_NRES];    /* what it takes of each dispatch resource (OOO_RES_*) */
+  int32_t needv[OOO_NRES];    /* what it takes of each dispatch resource (OOO_RES_*); the links
+                                 lane is 0 (links are checked as a scalar against max_links) */
 } ooo_phdr;
 
 typedef struct ooo_tmpl {
@@ -118,6 +119,8 @@ enum {
   FQ_MISPRED = 1 << 1,  /* correct-path branch whose prediction differs from the trace */
   FQ_GATE = 1 << 2,     /* low-confidence branch (counted in lowconf_n until it resolves) */
   FQ_TAKEN = 1 << 3,    /* predicted taken */
+  FQ_MEM = 1 << 4,      /* has memory accesses (window entry, or the template's defaults on the
+                           wrong path): rename needs a plan of its own, not the static one */
 };
 
 typedef struct ooo_fq {
@@ -490,6 +493,10 @@ int oo_slot_category(ooo_model *m, int stop, uint32_t used);
 
 static inline ooo_rob *oo_rob(ooo_model *m, uint64_t pos) { return &m->rob[pos & m->rob_mask]; }
 
+/* c ? a : b without a host branch (for unpredictable conditions the compiler would branch on). */
+static inline uint32_t oo_sel32(bool c, uint32_t a, uint32_t b) { return b ^ ((a ^ b) & (0u - (uint32_t)c)); }
+static inline uint64_t oo_sel64(bool c, uint64_t a, uint64_t b) { return b ^ ((a ^ b) & (0ull - (uint64_t)c)); }
+
 /* Timing wheel: insert micro-op `slot` for an event at `cycle` (clamped to the wheel floor);
  * events more than OOO_WHEEL cycles ahead are parked in the last bucket and re-inserted. */
 static inline void oo_wheel_insert(ooo_model *restrict m, uint32_t slot, uint64_t cycle) {
@@ -500,9 +507,11 @@ static inline void oo_wheel_insert(ooo_model *restrict m, uint32_t slot, uint64_
   uint64_t at = cycle - st->now >= OOO_WHEEL ? st->now + OOO_WHEEL - 1 : cycle;
   uint32_t b = (uint32_t)at & (OOO_WHEEL - 1);
   u->wb = (uint16_t)b;
-  u->prev = OOO_NIL;
   u->next = m->wheel[b];
-  if (u->next != OOO_NIL) m->uops[u->next].prev = slot;
+  /* branch-free (whether a bucket is empty is unpredictable): with no successor the store lands
+   * on u->prev itself, set right after */
+  m->uops[oo_sel32(u->next != OOO_NIL, u->next, slot)].prev = slot;
+  u->prev = OOO_NIL;
   m->wheel[b] = slot;
   m->wheel_bits[b >> 6] |= 1ULL << (b & 63);
   u->in_wheel = 1;
@@ -514,7 +523,8 @@ static inline void oo_wheel_unlink(ooo_model *restrict m, uint32_t slot) {
   uint32_t b = u->wb;
   if (u->prev != OOO_NIL) m->uops[u->prev].next = u->next;
   else m->wheel[b] = u->next;
-  if (u->next != OOO_NIL) m->uops[u->next].prev = u->prev;
+  /* branch-free: with no successor this rewrites u->prev unchanged */
+  m->uops[oo_sel32(u->next != OOO_NIL, u->next, slot)].prev = u->prev;
   if (m->wheel[b] == OOO_NIL) m->wheel_bits[b >> 6] &= ~(1ULL << (b & 63));
   u->in_wheel = 0;
   m->st->wheel_n--;
