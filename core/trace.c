@@ -329,6 +329,7 @@ struct trace_writer {
   unsigned n_batches;
   /* background compression: full batches in order (head first), free batches */
   bool threaded;
+  bool merge_split; /* opts.merge_split */
   pthread_t th;
   pthread_mutex_t mu;
   pthread_cond_t cv_work; /* the worker waits here for batches */
@@ -711,6 +712,7 @@ trace_writer *tw_open(const char *path, const trace_writer_opts *opts, wi_err *e
   if (fwrite(zero, 1, sizeof zero, f) != sizeof zero)
     wi_fail(&e->err, WI_EIO, "trace %s: write failed: %s", path, strerror(errno));
   e->off = TR_HDR_BYTES;
+  w->merge_split = opts && opts->merge_split;
   if (opts && opts->threaded) {
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv_work, NULL);
@@ -837,6 +839,14 @@ void tw_mem(trace_writer *w, uint64_t addr, uint32_t size, bool is_store) {
   if (__builtin_expect(n >= w->mem_at || !b->n || (size & TW_STORE), 0)) {
     tw_mem_slow(w, addr, size, is_store);
     return;
+  }
+  if (w->merge_split && n > b->mstart[b->n - 1]) { /* continues this instruction's last access? */
+    uint32_t prev = b->minfo[n - 1];
+    uint32_t psize = prev & ~(uint32_t)TW_STORE;
+    if (b->maddr[n - 1] + psize == addr && ((prev & TW_STORE) != 0) == is_store && psize + size < TW_STORE) {
+      b->minfo[n - 1] = prev + size;
+      return;
+    }
   }
   __builtin_prefetch(&b->maddr[n + 32], 1);
   __builtin_prefetch(&b->minfo[n + 64], 1);

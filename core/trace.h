@@ -162,6 +162,9 @@ typedef struct trace_writer_opts {
   uint32_t chunk_insns;   /* instructions per chunk (0 = TRACE_DEFAULT_CHUNK) */
   int zstd_level;         /* 0 = 3 */
   bool threaded;          /* compress chunks on a background thread */
+  bool merge_split;       /* join an instruction's access with its previous one when it continues it
+                             (same direction, next address): QEMU splits 16- and 32-byte vector
+                             accesses into 8-byte pieces, the instruction made one access */
 } trace_writer_opts;
 
 /* Create a trace at path (the caller writes to a temporary and renames). opts may be NULL.

@@ -229,10 +229,53 @@ static void test_rep_run_across_batches(void **state) {
   free(path);
 }
 
+/* merge_split joins an instruction's access with its previous one only when it continues it:
+ * same instruction, same direction, next address. Raw mode shows exactly what was written. */
+static void test_merge_split(void **state) {
+  (void)state;
+  for (int merge = 0; merge < 2; merge++) {
+    char *path = tu_tmp_path(".wtr");
+    wi_err err = {0};
+    trace_writer_opts o = {.merge_split = merge != 0, .threaded = merge != 0};
+    trace_writer *w = tw_open(path, &o, &err);
+    assert_non_null(w);
+    uint32_t ld = tw_static(w, rt_pc[RT_LOAD], 3, rt_bytes[RT_LOAD]);
+    uint32_t st = tw_static(w, rt_pc[RT_STORE2], 4, rt_bytes[RT_STORE2]);
+    tw_exec(w, ld); /* a 32-byte load split in four: one access when merging */
+    for (int k = 0; k < 4; k++) tw_mem(w, 0x1000 + 8 * (uint64_t)k, 8, false);
+    tw_exec(w, ld); /* continues the previous instruction's access: never joined across */
+    tw_mem(w, 0x1020, 8, false);
+    tw_exec(w, st); /* a store then a load of the next address: two directions, two accesses */
+    tw_mem(w, 0x2000, 8, true);
+    tw_mem(w, 0x2008, 8, false);
+    tw_exec(w, st); /* a gap: two accesses */
+    tw_mem(w, 0x3000, 8, false);
+    tw_mem(w, 0x3010, 8, false);
+    assert_int_equal(tw_close(w, &err), WI_OK);
+    trace_t *t = trace_open(path, &err);
+    assert_non_null(t);
+    trace_cursor *c = trace_cursor_new(t, TRACE_CUR_RAW);
+    trace_batch b;
+    assert_int_equal(trace_cursor_next(c, &b, &err), WI_OK);
+    assert_int_equal(b.n, 4);
+    const uint16_t want_n[2][4] = {{4, 1, 2, 2}, {1, 1, 2, 2}};
+    for (int i = 0; i < 4; i++) assert_int_equal(b.insns[i].n_mem, want_n[merge][i]);
+    const trace_mem *m0 = &b.mems[b.insns[0].mem_off];
+    assert_true(m0[0].addr == 0x1000 && m0[0].size == (merge ? 32u : 8u) && !m0[0].is_store);
+    const trace_mem *m2 = &b.mems[b.insns[2].mem_off];
+    assert_true(m2[0].is_store && !m2[1].is_store && m2[1].addr == 0x2008);
+    trace_cursor_free(c);
+    trace_close(t);
+    unlink(path);
+    free(path);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_batches_roundtrip),
     cmocka_unit_test(test_rep_run_across_batches),
+    cmocka_unit_test(test_merge_split),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

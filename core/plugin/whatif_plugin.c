@@ -674,7 +674,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
     fprintf(stderr, "whatif: roi=func needs func=ADDRESS\n");
     return -1;
   }
-  trace_writer_opts opts = {.chunk_insns = (uint32_t)chunk, .zstd_level = (int)level, .threaded = true};
+  trace_writer_opts opts = {.chunk_insns = (uint32_t)chunk, .zstd_level = (int)level, .threaded = true,
+                            .merge_split = true};
   /* The writer's compression thread must never receive guest signals: QEMU's host signal
    * handler assumes it runs on a vCPU thread. Threads inherit the mask at creation. */
   pl_sigmask old;
