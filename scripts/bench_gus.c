@@ -21,10 +21,19 @@ static double cpu_now(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* CPU seconds of every thread of the process (the prefetching reader included) */
+static double proc_cpu_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 typedef struct bg_result {
   uint64_t insns, cycles;
   double read_cpu, taint_cpu, fast_cpu; /* fastest pass, CPU seconds */
   double taint_wall;
+  double pf_wall, pf_cpu; /* taint run reading on a second thread: wall and process CPU seconds */
+  double pf_tcpu;         /* the same run: CPU seconds of the model thread alone */
 } bg_result;
 
 /* Iterate the source without modelling (the reader's share of a run). */
@@ -47,7 +56,7 @@ static wi_rc read_pass(const gus_source *src, uint64_t *n, wi_err *err) {
 static wi_rc bench_source(const gus_machine *m, uint32_t window, const gus_source *src, int repeat, bg_result *r,
                           wi_err *err) {
   memset(r, 0, sizeof *r);
-  r->read_cpu = r->taint_cpu = r->fast_cpu = r->taint_wall = 1e300;
+  r->read_cpu = r->taint_cpu = r->fast_cpu = r->taint_wall = r->pf_wall = r->pf_cpu = r->pf_tcpu = 1e300;
   for (int k = 0; k < repeat; k++) {
     uint64_t n;
     double c0 = cpu_now();
@@ -55,13 +64,17 @@ static wi_rc bench_source(const gus_machine *m, uint32_t window, const gus_sourc
     if (rc) return rc;
     double dc = cpu_now() - c0;
     if (dc < r->read_cpu) r->read_cpu = dc;
-    for (int taint = 1; taint >= 0; taint--) {
-      gus *g = gus_create(m, window, src->n_static, taint, 1, err);
+    /* taint = 2: with taint tracking and the prefetching reader (what `whatif gus` runs) */
+    for (int taint = 2; taint >= 0; taint--) {
+      gus *g = gus_create(m, window, src->n_static, taint > 0, 1, err);
       if (!g) return err->rc ? err->rc : WI_EINVAL;
+      gus_set_prefetch(g, taint == 2);
       double w0 = wi_now();
       c0 = cpu_now();
+      double p0 = proc_cpu_now();
       rc = gus_run_source(g, src, err);
       dc = cpu_now() - c0;
+      double dp = proc_cpu_now() - p0;
       double dw = wi_now() - w0;
       gus_result res;
       gus_finish(g, &res);
@@ -70,7 +83,11 @@ static wi_rc bench_source(const gus_machine *m, uint32_t window, const gus_sourc
       r->insns = res.insns;
       r->cycles = res.cycles;
       gus_result_free(&res);
-      if (taint) {
+      if (taint == 2) {
+        if (dw < r->pf_wall) r->pf_wall = dw;
+        if (dp < r->pf_cpu) r->pf_cpu = dp;
+        if (dc < r->pf_tcpu) r->pf_tcpu = dc;
+      } else if (taint) {
         if (dc < r->taint_cpu) r->taint_cpu = dc;
         if (dw < r->taint_wall) r->taint_wall = dw;
       } else if (dc < r->fast_cpu) {
@@ -158,13 +175,18 @@ static void print_row(const char *name, const bg_result *r, bool in_memory, jw *
     else jw_knum(w, "read_minsns_per_s", mr);
     jw_knum(w, "taint_cpu_s", r->taint_cpu);
     jw_knum(w, "taint_wall_s", r->taint_wall);
+    jw_knum(w, "prefetch_wall_minsns_per_s", n / r->pf_wall / 1e6);
+    jw_knum(w, "prefetch_cpu_minsns_per_s", n / r->pf_cpu / 1e6);
+    jw_knum(w, "prefetch_model_thread_minsns_per_s", n / r->pf_tcpu / 1e6);
+    jw_knum(w, "prefetch_wall_s", r->pf_wall);
+    jw_knum(w, "prefetch_cpu_s", r->pf_cpu);
     jw_obj_end(w);
   } else {
     char rd[32];
     if (in_memory) snprintf(rd, sizeof rd, "-");
     else snprintf(rd, sizeof rd, "%.1f", mr);
-    printf("%-28s %10llu %9.1f %9.1f %9s %9.3f %9.3f\n", name, (unsigned long long)r->insns, mt, mf, rd,
-           r->taint_cpu, r->taint_wall);
+    printf("%-28s %10llu %9.1f %9.1f %9s %9.3f %9.3f %9.1f %9.1f %9.1f\n", name, (unsigned long long)r->insns, mt,
+           mf, rd, r->taint_cpu, r->taint_wall, n / r->pf_wall / 1e6, n / r->pf_cpu / 1e6, n / r->pf_tcpu / 1e6);
   }
 }
 
@@ -181,7 +203,10 @@ int bench_gus(int argc, char **argv) {
              "  Gus model speed: millions of instructions per CPU second with taint tracking (a\n"
              "  `whatif gus` run), without it (each sensitivity run) and for reading the trace\n"
              "  alone; fastest of --repeat passes (default 3). --synthetic N adds an in-memory\n"
-             "  stream of N instructions (default 5M when no trace is given).\n");
+             "  stream of N instructions (default 5M when no trace is given). 'pf wall' and\n"
+             "  'pf cpu': the taint run with the trace read on a second thread (as `whatif gus`\n"
+             "  runs it), per wall-clock second and per CPU second of both threads; 'pf model':\n"
+             "  per CPU second of the model thread alone (the wall rate when a CPU is free).\n");
       free(paths);
       return 0;
     } else if (!strcmp(a, "--json")) {
@@ -225,7 +250,8 @@ int bench_gus(int argc, char **argv) {
   } else {
     printf("Gus model speed (%s, window %llu x ROB; M instructions per CPU second, fastest of %llu)\n", cfg.name,
            (unsigned long long)window, (unsigned long long)repeat);
-    printf("%-28s %10s %9s %9s %9s %9s %9s\n", "trace", "insns", "taint", "no-taint", "read", "cpu s", "wall s");
+    printf("%-28s %10s %9s %9s %9s %9s %9s %9s %9s %9s\n", "trace", "insns", "taint", "no-taint", "read", "cpu s",
+           "wall s", "pf wall", "pf cpu", "pf model");
   }
   int status = 0;
   for (int i = 0; i < np && !status; i++) {

@@ -158,7 +158,8 @@ bool gus_res_has_latency(int r);
 
 /* Where a run reads its dynamic instructions: a trace (gus_source_trace) or memory
  * (gus_source_mem). open() returns a new cursor at the first instruction (several may be open
- * at once, on different threads); next() fills a batch (b->n == 0 at the end); decoded(sid)
+ * at once, on different threads; a cursor may be used on another thread than the one that
+ * opened it, by one thread at a time); next() fills a batch (b->n == 0 at the end); decoded(sid)
  * returns the static record of sid (must be thread-safe: read-only). */
 typedef struct gus_source {
   void *ctx;
@@ -227,7 +228,9 @@ void gus_step(gus *g, uint32_t sid, const dec_insn *d, const trace_insn *ti, con
 void gus_finish(gus *g, gus_result *r);
 
 /* Run a whole source through a fresh model: gus_new + gus_step over every instruction +
- * gus_finish. Returns WI_OK and fills *r, or an error from the source or the machine. */
+ * gus_finish. Returns WI_OK and fills *r, or an error from the source or the machine. When the
+ * process may run on two CPUs, the source's cursor is read on a second thread, a few batches
+ * ahead of the model (results do not depend on it). */
 wi_rc gus_run(const gus_machine *m, uint32_t window, const gus_source *src, gus_result *r,
               wi_err *err);
 
@@ -246,7 +249,8 @@ typedef struct gus_sens_row {
  * resource the baseline used, one run per scaling (x2 throughput, x0.5 latency, and x factor).
  * Resources the baseline never used have speedup exactly 1 without a run. rows must hold
  * gus_res_count(m) entries, in resource order. threads >= 1 runs variants in parallel (each on
- * its own cursor). Deterministic: the result does not depend on threads. */
+ * its own cursor; with threads == 1 each run reads its source on a second thread, as gus_run
+ * does). Deterministic: the result does not depend on threads. */
 wi_rc gus_sensitivity(const gus_machine *m, uint32_t window, const gus_source *src, double factor,
                       unsigned threads, gus_sens_row *rows, gus_result *base, wi_err *err);
 

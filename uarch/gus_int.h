@@ -22,9 +22,9 @@ wi_rc gus_run_source(gus *g, const gus_source *src, wi_err *err);
 void gus_set_prefetch(gus *g, bool on);
 
 /* A prefetching cursor over src: with threaded, a second thread reads batches ahead into a ring
- * of copies (mem_off rebased to the copied accesses); without it (or when the thread cannot be
- * started) it is the source's own cursor. Batches stay valid until the next call. Defined in
- * gus_pf.c. */
+ * of copies (mem_off rebased to the copied accesses); without it (or when the process may run on
+ * one CPU only, or the thread cannot be started) it is the source's own cursor. Batches stay
+ * valid until the next call. Defined in gus_pf.c. */
 typedef struct gus_pf gus_pf;
 gus_pf *gus_pf_open(const gus_source *src, bool threaded, wi_err *err); /* NULL on failure */
 wi_rc gus_pf_next(gus_pf *pf, trace_batch *b, wi_err *err);

@@ -795,10 +795,10 @@ static ALWAYS_INLINE int pick_port(const gus *g, uint32_t mask) {
   for (mask &= mask - 1; mask; mask &= mask - 1) {
     int p = __builtin_ctz(mask);
     gtick t = g->pavail[p];
-    /* the earliest port, the lowest index on ties; branch-free (the outcome is unpredictable) */
-    uint64_t lt = -(uint64_t)(t < bt);
-    bt = (t & lt) | (bt & ~lt);
-    best = (int)(((uint32_t)p & (uint32_t)lt) | ((uint32_t)best & ~(uint32_t)lt));
+    if (t < bt) {
+      bt = t;
+      best = p;
+    }
   }
   return best;
 }

@@ -5,11 +5,12 @@
 #include "gus_int.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define PF_SLOTS 4 /* batches in the ring: the producer reads at most this far ahead */
-#define PF_WAKE 2  /* a full producer is woken once this few batches are left unread */
+#define PF_SLOTS 8 /* batches in the ring (~2 ms of model work): rides out the reader being descheduled */
+#define PF_WAKE 4 /* a full reader is woken once this few batches are left unread (fewer wake-ups) */
 
 typedef struct pf_slot {
   trace_insn *insns;
@@ -95,13 +96,21 @@ static void *pf_main(void *arg) {
   }
 }
 
+/* Whether this thread may run on two CPUs or more: with one, a reader thread only takes turns
+ * with the model (and costs the copies and the switches). */
+static bool pf_two_cpus(void) {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return true;
+  return CPU_COUNT(&set) >= 2;
+}
+
 gus_pf *gus_pf_open(const gus_source *src, bool threaded, wi_err *err) {
   void *cur = src->open(src->ctx, err);
   if (!cur) return NULL;
   gus_pf *pf = xcalloc(1, sizeof *pf);
   pf->src = src;
   pf->cur = cur;
-  if (threaded) {
+  if (threaded && pf_two_cpus()) {
     pthread_mutex_init(&pf->mu, NULL);
     pthread_cond_init(&pf->cv_data, NULL);
     pthread_cond_init(&pf->cv_room, NULL);
