@@ -159,6 +159,9 @@ static void squash_uop(ooo_model *restrict m, uint32_t slot) {
   case US_MEMWAIT: sched_release(m, u); break;
   case US_READY:
     unready(m, slot);
+    /* a marked micro-op leaves the ready set only here or after its mark is cleared: a reused
+     * slot must not inherit the mark */
+    m->ublk[(size_t)u->port * m->nwords + (slot >> 6)] &= ~(1ULL << (slot & 63));
     sched_release(m, u);
     break;
   case US_ISSUED:
@@ -517,6 +520,8 @@ static int issue_load(ooo_model *restrict m, uint32_t slot, uint32_t p, uint64_t
   return 1;
 }
 
+/* Issue micro-op `slot` on port p: 1 issued, 0 not, 2 not because its unpipelined unit is busy
+ * (until unit_free[p][cls]; only an issue on port p moves that). */
 static int try_issue(ooo_model *restrict m, uint32_t slot, uint32_t p, uint64_t now) {
   ooo_uop *u = &m->uops[slot];
   switch (u->kind) {
@@ -527,7 +532,7 @@ static int try_issue(ooo_model *restrict m, uint32_t slot, uint32_t p, uint64_t 
         u->bind_kind = OB_UNIT;
         u->bind_rid = OOO_RID_UNIT + p;
         u->bind_by = OOO_FID_NONE;
-        return 0;
+        return 2;
       }
       *uf = now + u->occ;
     }
@@ -553,7 +558,7 @@ static int try_issue(ooo_model *restrict m, uint32_t slot, uint32_t p, uint64_t 
         u->bind_kind = OB_UNIT;
         u->bind_rid = OOO_RID_UNIT + p;
         u->bind_by = OOO_FID_NONE;
-        return 0;
+        return 2;
       }
       int r = issue_load(m, slot, p, now);
       if (r == 1) *uf = now + u->occ;
@@ -563,11 +568,48 @@ static int try_issue(ooo_model *restrict m, uint32_t slot, uint32_t p, uint64_t 
   }
 }
 
+/* Oldest-ready-first issue on port p (words of the ready bitmap in age order, see oo_issue);
+ * filt: skip the micro-ops marked in ub. Marks the ones that find their unit busy. */
+static inline void issue_port(ooo_model *restrict m, uint32_t p, uint64_t now, const uint64_t *bm, uint64_t *ub,
+                              uint64_t hi_words, uint64_t lo_words, uint64_t first_bits, uint64_t last_bits,
+                              uint32_t w0, bool filt) {
+  ooo_state *st = m->st;
+  uint64_t sum = st->rdy_sum[p];
+  for (int pass = 0; pass < 2; pass++) {
+    uint64_t words = sum & (pass ? lo_words : hi_words);
+    while (words) {
+      uint32_t wi = (uint32_t)__builtin_ctzll(words);
+      words &= words - 1;
+      uint64_t bits = bm[wi];
+      if (filt) bits &= ~ub[wi];
+      if (wi == w0) bits &= pass ? last_bits : first_bits;
+      while (bits) {
+        uint32_t slot = wi * 64 + (uint32_t)__builtin_ctzll(bits);
+        bits &= bits - 1;
+        int r = try_issue(m, slot, p, now);
+        if (r == 1) goto out;
+        if (r == 2) {
+          uint64_t uf = m->unit_free[(size_t)p * IC_NUM + m->uops[slot].cls];
+          ub[wi] |= 1ULL << (slot & 63);
+          if (uf < st->ublk_until[p]) st->ublk_until[p] = uf;
+        }
+      }
+    }
+  }
+out:;
+}
+
+/* Micro-ops that found their unit busy are marked in the port's ublk bitmap and skipped until
+ * the earliest of their units frees (ublk_until): trying them again before would only rewrite
+ * the same OB_UNIT binding (a ready micro-op's binding changes nowhere else, and the unit's free
+ * cycle moves only when port p issues to it), so the result is the same as trying every ready
+ * micro-op every cycle. */
 void oo_issue(ooo_model *restrict m, uint64_t now) {
   ooo_state *st = m->st;
   uint32_t ports = st->rdy_ports;
   uint32_t nw = m->nwords;
-  /* words in age order: w0 (bits >= start), w0+1 .. nw-1, 0 .. w0-1, w0 (bits < start) */
+  /* words in age order: w0 (bits >= start), w0+1 .. nw-1, 0 .. w0-1, w0 (bits < start);
+   */
   uint32_t start = (uint32_t)(st->uop_head & m->uop_mask);
   uint32_t w0 = start >> 6;
   uint64_t hi_words = ~0ULL << w0, lo_words = ((1ULL << w0) - 1) | (1ULL << w0);
@@ -576,25 +618,19 @@ void oo_issue(ooo_model *restrict m, uint64_t now) {
     uint32_t p = (uint32_t)__builtin_ctz(ports);
     ports &= ports - 1;
     const uint64_t *bm = &m->rdy[(size_t)p * nw];
-    uint64_t sum = st->rdy_sum[p];
-    bool done = false;
-    for (int pass = 0; pass < 2 && !done; pass++) {
-      uint64_t words = sum & (pass ? lo_words : hi_words);
-      while (words && !done) {
-        uint32_t wi = (uint32_t)__builtin_ctzll(words);
-        words &= words - 1;
-        uint64_t bits = bm[wi];
-        if (wi == w0) bits &= pass ? last_bits : first_bits;
-        while (bits) {
-          uint32_t slot = wi * 64 + (uint32_t)__builtin_ctzll(bits);
-          bits &= bits - 1;
-          if (try_issue(m, slot, p, now) == 1) {
-            done = true;
-            break;
-          }
-        }
-      }
+    uint64_t *ub = &m->ublk[(size_t)p * nw];
+    uint64_t until = st->ublk_until[p];
+    if (__builtin_expect(until == UINT64_MAX, 1)) {
+      issue_port(m, p, now, bm, ub, hi_words, lo_words, first_bits, last_bits, w0, false);
+      continue;
     }
+    if (now >= until) { /* a unit is free again: try them all */
+      memset(ub, 0, (size_t)nw * sizeof *ub);
+      st->ublk_until[p] = UINT64_MAX;
+      issue_port(m, p, now, bm, ub, hi_words, lo_words, first_bits, last_bits, w0, false);
+      continue;
+    }
+    issue_port(m, p, now, bm, ub, hi_words, lo_words, first_bits, last_bits, w0, true);
   }
 }
 

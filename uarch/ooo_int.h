@@ -349,6 +349,9 @@ typedef struct ooo_state {
   uint32_t rdy_n[OOO_MAX_PORTS];       /* ready micro-ops per port */
   uint32_t rdy_ports;                  /* bit p: rdy_n[p] > 0 */
   uint64_t rdy_sum[OOO_MAX_PORTS];     /* bit w: word w of the port's ready bitmap is non-zero */
+  uint64_t ublk_until[OOO_MAX_PORTS];  /* cycle: the micro-ops marked in the port's ublk bitmap
+                                          wait for a busy unpipelined unit until at least then
+                                          (UINT64_MAX: none marked) */
   uint64_t port_last_cycle[OOO_MAX_PORTS];
   uint64_t port_last_fid[OOO_MAX_PORTS];
   uint64_t serial_fid;      /* a serializing instruction in flight (OOO_FID_NONE if none) */
@@ -414,6 +417,9 @@ struct ooo_model {
   ooo_undo *undo;
   uint16_t *sched_free[OOO_NPOOL];
   uint64_t *rdy;            /* OOO_MAX_PORTS x nwords */
+  uint64_t *ublk;           /* OOO_MAX_PORTS x nwords: ready micro-ops that found their unit busy
+                               (issue skips them until ublk_until, then clears the port's marks;
+                               a squashed ready micro-op's mark is cleared by squash_uop) */
   uint32_t *wheel;          /* OOO_WHEEL heads */
   uint64_t *wheel_bits;     /* OOO_WHEEL / 64 */
   uint64_t *lq;             /* LQ ring: flow of each load (for bindings) */

@@ -302,6 +302,7 @@ ooo_model *ooo_new(const ooo_config *cfg, const trace_t *t, unsigned flags, wi_e
   size_t o_sf[OOO_NPOOL];
   for (int p = 0; p < OOO_NPOOL; p++) o_sf[p] = lay_add(&l, (size_t)(m->sched_cap[p] + 1) * sizeof(uint16_t));
   size_t o_rdy = lay_add(&l, (size_t)OOO_MAX_PORTS * m->nwords * 8);
+  size_t o_ublk = lay_add(&l, (size_t)OOO_MAX_PORTS * m->nwords * 8);
   size_t o_wheel = lay_add(&l, OOO_WHEEL * sizeof(uint32_t));
   size_t o_wbits = lay_add(&l, OOO_WHEEL / 8);
   size_t o_lq = lay_add(&l, (size_t)(m->lq_mask + 1) * 8);
@@ -338,6 +339,7 @@ ooo_model *ooo_new(const ooo_config *cfg, const trace_t *t, unsigned flags, wi_e
   m->undo = (ooo_undo *)(b + o_undo);
   for (int p = 0; p < OOO_NPOOL; p++) m->sched_free[p] = (uint16_t *)(b + o_sf[p]);
   m->rdy = (uint64_t *)(b + o_rdy);
+  m->ublk = (uint64_t *)(b + o_ublk);
   m->wheel = (uint32_t *)(b + o_wheel);
   m->wheel_bits = (uint64_t *)(b + o_wbits);
   m->lq = (uint64_t *)(b + o_lq);
@@ -368,7 +370,10 @@ ooo_model *ooo_new(const ooo_config *cfg, const trace_t *t, unsigned flags, wi_e
   for (int p = 0; p < OOO_NPOOL; p++)
     for (uint32_t i = 0; i < m->sched_cap[p]; i++) m->sched_free[p][i] = (uint16_t)(m->sched_cap[p] - 1 - i);
   for (uint32_t i = 0; i < OOO_WHEEL; i++) m->wheel[i] = OOO_NIL;
-  for (uint32_t i = 0; i < OOO_MAX_PORTS; i++) st->port_last_fid[i] = OOO_FID_NONE;
+  for (uint32_t i = 0; i < OOO_MAX_PORTS; i++) {
+    st->port_last_fid[i] = OOO_FID_NONE;
+    st->ublk_until[i] = UINT64_MAX;
+  }
   bp_hist_init(&st->hist, m->hist_ring);
   m->bp->init(m->bp_state, &c->bp);
   ras_init(&st->ras, m->ras_e, c->bp.ras_depth);
