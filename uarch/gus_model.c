@@ -68,10 +68,25 @@ typedef struct gstlf {
   gtv tv;
 } gstlf;
 
+/* A class micro-op with its costs per port precomputed (ticks), so that the step multiplies
+ * nothing: cost[p] = occupancy x port p's cost per cycle, lat[p] = latency x port p's latency. */
+typedef struct gxuop {
+  uint32_t ports;
+  gtick cost[GUS_MAX_PORTS], lat[GUS_MAX_PORTS];
+} gxuop;
+
+typedef struct gxcls {
+  uint32_t n;
+  gxuop u[GUS_MAX_UOPS];
+} gxcls;
+
+/* Everything the step needs about a static instruction, computed on first sight (build_sinfo). */
 typedef struct gsinfo {
   regset_t data, addr, dst;
+  const gxcls *xc;  /* the class's micro-ops (g->xcls[cls]) */
+  gtick disp_cost;  /* dispatch slots without store accesses x cost_disp (ticks) */
   uint8_t cls, nuops;
-  uint8_t serial, stack, built, branch;
+  uint8_t serial, stack, built, taken; /* taken: a branch and the front end limits taken branches */
 } gsinfo;
 
 typedef struct gcache {
@@ -102,6 +117,9 @@ struct gus {
   /* costs and latencies (ticks) */
   gtick cost_fe, cost_taken, cost_disp, cost_ret, ret_lat, fe_lat, fq_lag;
   gtick cost_port[GUS_MAX_PORTS], lat_port[GUS_MAX_PORTS]; /* lat_port: ticks per cycle of latency */
+  gxcls xcls[IC_NUM]; /* m.cls with tick costs per port */
+  gxuop xload, xsta, xstd; /* m.load (lat: the L1D latency), m.sta, m.std */
+  gtick stlf_lat[GUS_MAX_PORTS]; /* store-forwarding latency on each port (ticks) */
   gtick lat_lvl[4];                                         /* [1] L2, [2] LLC, [3] DRAM */
   gtick cost_link[N_LINKS];
   gtick lat_stlb, lat_walk, lat_rcd, lat_rp;
@@ -388,8 +406,8 @@ static ALWAYS_INLINE gtv tv_add(gus *g, gtv *src, uint64_t n) {
   return r;
 }
 
-/* Is instruction j (n - R < j <= n) a member of v? */
-static bool tv_has(gus *g, const gtv *v, uint64_t j) {
+/* Is instruction j (n - R < j <= n, at ring position p = tpos(g, j)) a member of v? */
+static bool tv_has(gus *g, const gtv *v, uint64_t j, uint64_t p) {
   if (tv_len(*v) != TV_NOLEN && j <= v->hi && j + tv_len(*v) >= v->hi) return true;
   uint64_t id = tv_node(*v);
   if (!id) return false;
@@ -402,7 +420,6 @@ static bool tv_has(gus *g, const gtv *v, uint64_t j) {
     uint64_t bid = ck_bits(g, c);
     const gbmeta *b = &g->bmeta[bid & g->bmask];
     if (b->id != bid || j + g->R <= b->c) return false;
-    uint64_t p = tpos(g, j);
     return (g->bwords[(bid & g->bmask) * g->nw + (p >> 6)] >> (p & 63)) & 1;
   }
   for (;;) {
@@ -411,7 +428,6 @@ static bool tv_has(gus *g, const gtv *v, uint64_t j) {
       uint64_t bid = ck_bits(g, x);
       const gbmeta *b = &g->bmeta[bid & g->bmask];
       if (b->id != bid || j + g->R <= b->c) return false;
-      uint64_t p = tpos(g, j);
       return (g->bwords[(bid & g->bmask) * g->nw + (p >> 6)] >> (p & 63)) & 1;
     }
     if (!x->parent || !(x = node_get(g, x->parent)) || x->hi < j) return false;
@@ -544,6 +560,16 @@ static uint64_t pow2_at_least(uint64_t x) {
   return p;
 }
 
+/* x = u with its costs and latencies per port in ticks (after g's cost_port, lat_port). Products
+ * of integers: the step's sums come out exactly as if it multiplied itself. */
+static void xuop_init(const gus *g, gxuop *x, const gus_uop *u) {
+  x->ports = u->ports;
+  for (uint32_t p = 0; p < g->m.n_ports; p++) {
+    x->cost[p] = (gtick)u->occupancy * g->cost_port[p];
+    x->lat[p] = (gtick)u->latency * g->lat_port[p];
+  }
+}
+
 gus *gus_create(const gus_machine *m, uint32_t window, uint32_t n_static, bool taint_on,
                 uint32_t ring_mult, wi_err *err) {
   if (gus_machine_check(m, err)) return NULL;
@@ -583,6 +609,17 @@ gus *gus_create(const gus_machine *m, uint32_t window, uint32_t n_static, bool t
   for (uint32_t p = 0; p < m->n_ports; p++) {
     g->cost_port[p] = ticks_of(1.0 / m->tput[GUS_R_PORT0 + p]);
     g->lat_port[p] = lat_ticks(m->lat[GUS_R_PORT0 + p]);
+  }
+  for (int c = 0; c < IC_NUM; c++) {
+    g->xcls[c].n = m->cls[c].n;
+    for (uint32_t k = 0; k < m->cls[c].n && k < GUS_MAX_UOPS; k++) xuop_init(g, &g->xcls[c].u[k], &m->cls[c].uop[k]);
+  }
+  xuop_init(g, &g->xload, &m->load);
+  xuop_init(g, &g->xsta, &m->sta);
+  xuop_init(g, &g->xstd, &m->std);
+  for (uint32_t p = 0; p < m->n_ports; p++) {
+    g->xload.lat[p] = (gtick)m->l1d.latency * g->lat_port[p]; /* a load's latency is the cache's */
+    g->stlf_lat[p] = (gtick)m->stlf_latency * g->lat_port[p];
   }
   g->lat_lvl[1] = lat_ticks(m->l2.latency * m->lat[GUS_R_L2]);
   g->lat_lvl[2] = lat_ticks(m->llc.latency * m->lat[GUS_R_LLC]);
@@ -726,7 +763,9 @@ static void build_sinfo(gus *g, gsinfo *si, const dec_insn *d) {
   bool zero = cls == IC_ZERO || (d->flags & DF_ZERO_IDIOM);
   si->cls = (uint8_t)cls;
   si->nuops = g->m.cls[cls].n;
-  si->branch = d->br != BR_NONE;
+  si->taken = d->br != BR_NONE && g->cost_taken;
+  si->xc = &g->xcls[cls];
+  si->disp_cost = (si->nuops ? si->nuops : 1) * g->cost_disp;
   si->serial = cls == IC_SERIAL || (d->flags & DF_SERIAL);
   const regset_t all = RG_BIT(RG_NUM) - 1;
   si->data = zero ? 0 : (d->src & all);
@@ -805,10 +844,10 @@ static ALWAYS_INLINE int pick_port(const gus *g, uint32_t mask) {
 
 /* Issue micro-op u (occupancy x mult) no earlier than dispatch (td, *Td); chain c is raised to
  * the port's slot if that is later. Returns the port. */
-static ALWAYS_INLINE int issue(gus *g, gch *c, const gus_uop *u, gtick mult, gtick td, gtv *Td, uint64_t n,
+static ALWAYS_INLINE int issue(gus *g, gch *c, const gxuop *u, gtick mult, gtick td, gtv *Td, uint64_t n,
                                const bool TAINT) {
   int p = pick_port(g, u->ports);
-  gtick s = use_res(g, &g->pavail[p], &g->ptv[p], td, Td, (gtick)u->occupancy * mult * g->cost_port[p], n, TAINT);
+  gtick s = use_res(g, &g->pavail[p], &g->ptv[p], td, Td, u->cost[p] * mult, n, TAINT);
   g->rs[GUS_R_PORT0 + p].uses++;
   ch_max(g, c, s, &g->ptv[p], GUS_R_PORT0 + p, n, TAINT);
   return p;
@@ -823,10 +862,9 @@ static inline uint64_t n_lines(const gus *g, uint64_t addr, uint32_t size) {
 /* A load access whose address is ready per chain c (in/out): c becomes the data-ready chain. */
 static ALWAYS_INLINE void load_access(gus *g, gch *c, uint64_t addr, uint32_t size, gtick td, gtv *Td, uint64_t n,
                                       const bool TAINT) {
-  const gus_machine *m = &g->m;
   if (!size) size = 1;
   const uint64_t lines = n_lines(g, addr, size);
-  int p = issue(g, c, &m->load, lines, td, Td, n, TAINT);
+  int p = issue(g, c, &g->xload, lines, td, Td, n, TAINT);
   /* store-to-load forwarding from a store to the same address, covering the load, still
    * within the window (the common spill/reload, push/pop pattern; partial overlaps read the
    * cache) */
@@ -834,7 +872,7 @@ static ALWAYS_INLINE void load_access(gus *g, gch *c, uint64_t addr, uint32_t si
     gstlf *e = &g->stlf[gran_slot(addr + 1)];
     if (e->key == addr + 1 && e->size >= size && n - e->n <= g->rob) {
       ch_max(g, c, e->t, &e->tv, GUS_B_MEMDEP, n, TAINT);
-      c->t += (gtick)m->stlf_latency * g->lat_port[p]; /* forwarding is in the load pipeline */
+      c->t += g->stlf_lat[p]; /* forwarding is in the load pipeline */
       return;
     }
   }
@@ -846,7 +884,7 @@ static ALWAYS_INLINE void load_access(gus *g, gch *c, uint64_t addr, uint32_t si
     t0 += g->lat_stlb;
     if (!cache_access(&g->stlb, page)) t0 += g->lat_walk;
   }
-  gch best = {t0 + (gtick)m->l1d.latency * g->lat_port[p], c->tv, c->bind};
+  gch best = {t0 + g->xload.lat[p], c->tv, c->bind};
   const uint64_t first = addr >> g->lsh;
   gcache *l1 = &g->cache[0];
   for (uint64_t line = first; line < first + lines; line++) {
@@ -906,18 +944,23 @@ static ALWAYS_INLINE void store_lines(gus *g, uint64_t addr, uint32_t size, gtic
   }
 }
 
-static ALWAYS_INLINE void step_impl(gus *g, uint32_t sid, const dec_insn *d, const trace_insn *ti,
-                                    const trace_mem *mems, const bool TAINT) {
+/* Make the descriptor of sid (growing the tables), on its first sight. */
+static __attribute__((noinline)) void prepare_sid(gus *g, uint32_t sid, const dec_insn *d) {
   if (sid >= g->scap) grow_static(g, sid + 1);
   gsinfo *si = &g->si[sid];
   if (!si->built) build_sinfo(g, si, d);
-  const gus_machine *m = &g->m;
+}
+
+/* Step instruction n; sid's descriptor is built (prepare_sid). */
+static ALWAYS_INLINE void step_impl(gus *g, uint32_t sid, const trace_insn *ti, const trace_mem *mems,
+                                    const bool TAINT) {
+  const gsinfo *si = &g->si[sid];
   const uint64_t n = g->n;
   g->count[sid]++;
 
   /* ---- dispatch: front end, dispatch width, a free ROB entry (ties go to the later ones) */
   gtick t_fe = g->fe_avail;
-  if (si->branch && (ti->flags & TI_TAKEN) && g->cost_taken) {
+  if (si->taken && (ti->flags & TI_TAKEN)) {
     /* fe_taken taken branches fetched per cycle */
     if (n && t_fe < g->last_taken + g->cost_taken) t_fe = g->last_taken + g->cost_taken;
     g->last_taken = t_fe;
@@ -949,12 +992,13 @@ static ALWAYS_INLINE void step_impl(gus *g, uint32_t sid, const dec_insn *d, con
      * chain that decided n's dispatch. */
     if (n >= g->Q) {
       uint64_t j = n - g->Q;
-      bool in = tv_has(g, &Td, j);
+      const uint64_t qp = g->npos >= g->Q ? g->npos - g->Q : g->npos + g->R - g->Q; /* tpos(g, j) */
+      bool in = tv_has(g, &Td, j, qp);
       if (g->selfcheck) {
         g->selfcheck_n++;
         if (in != tv_has_walk(g, &Td, j)) g->selfcheck_bad++;
       }
-      g->taint[g->qsid[tpos(g, j)]] += in;
+      g->taint[g->qsid[qp]] += in;
     }
     g->qsid[g->npos] = sid;
   }
@@ -995,16 +1039,14 @@ static ALWAYS_INLINE void step_impl(gus *g, uint32_t sid, const dec_insn *d, con
     }
   }
 
-  {
-    unsigned slots = si->nuops + n_st;
-    g->disp_avail = td + (slots ? slots : 1) * g->cost_disp;
-  }
+  g->disp_avail = td + (n_st ? (si->nuops + n_st) * g->cost_disp : si->disp_cost);
 
   /* ---- execute: the class's micro-ops in sequence */
-  const gus_class_uops *cu = &m->cls[si->cls];
-  for (unsigned k = 0; k < cu->n; k++) {
-    int p = issue(g, &cur, &cu->uop[k], 1, td, &Td, n, TAINT);
-    cur.t += (gtick)cu->uop[k].latency * g->lat_port[p];
+  const gxcls *xc = si->xc;
+  const unsigned nu = xc->n;
+  for (unsigned k = 0; k < nu; k++) {
+    int p = issue(g, &cur, &xc->u[k], 1, td, &Td, n, TAINT);
+    cur.t += xc->u[k].lat[p];
   }
   /* what decided the result (other than the instruction's own dispatch) */
   g->bound_res[cur.bind + 1]++;
@@ -1017,11 +1059,11 @@ static ALWAYS_INLINE void step_impl(gus *g, uint32_t sid, const dec_insn *d, con
       uint32_t size = mv[k].size ? mv[k].size : 1;
       uint64_t lines = n_lines(g, mv[k].addr, size);
       gch sa = ach;
-      int pa = issue(g, &sa, &m->sta, lines, td, &Td, n, TAINT);
-      sa.t += (gtick)m->sta.latency * g->lat_port[pa];
+      int pa = issue(g, &sa, &g->xsta, lines, td, &Td, n, TAINT);
+      sa.t += g->xsta.lat[pa];
       gch sd = cur;
-      int pd = issue(g, &sd, &m->std, lines, td, &Td, n, TAINT);
-      sd.t += (gtick)m->std.latency * g->lat_port[pd];
+      int pd = issue(g, &sd, &g->xstd, lines, td, &Td, n, TAINT);
+      sd.t += g->xstd.lat[pd];
       /* the forwarding entry carries when the data is ready */
       {
         gstlf *e = &g->stlf[gran_slot(mv[k].addr + 1)];
@@ -1081,17 +1123,18 @@ static ALWAYS_INLINE void step_impl(gus *g, uint32_t sid, const dec_insn *d, con
   if (TAINT && ++g->npos == g->R) g->npos = 0; /* the taint ring only */
 }
 
-static void step_taint(gus *g, uint32_t sid, const dec_insn *d, const trace_insn *ti, const trace_mem *mems) {
-  step_impl(g, sid, d, ti, mems, true);
+static void step_taint(gus *g, uint32_t sid, const trace_insn *ti, const trace_mem *mems) {
+  step_impl(g, sid, ti, mems, true);
 }
 
-static void step_fast(gus *g, uint32_t sid, const dec_insn *d, const trace_insn *ti, const trace_mem *mems) {
-  step_impl(g, sid, d, ti, mems, false);
+static void step_fast(gus *g, uint32_t sid, const trace_insn *ti, const trace_mem *mems) {
+  step_impl(g, sid, ti, mems, false);
 }
 
 void gus_step(gus *g, uint32_t sid, const dec_insn *d, const trace_insn *ti, const trace_mem *mems) {
-  if (g->taint_on) step_taint(g, sid, d, ti, mems);
-  else step_fast(g, sid, d, ti, mems);
+  if (sid >= g->scap || !g->si[sid].built) prepare_sid(g, sid, d);
+  if (g->taint_on) step_taint(g, sid, ti, mems);
+  else step_fast(g, sid, ti, mems);
 }
 
 /* Step a batch (the step is inlined: one copy with taint tracking, one without). */
@@ -1099,14 +1142,14 @@ static ALWAYS_INLINE wi_rc run_batch(gus *g, const gus_source *src, const trace_
                                      const bool TAINT) {
   for (size_t i = 0; i < b->n; i++) {
     const trace_insn *ti = &b->insns[i];
-    const dec_insn *d = NULL;
     if (__builtin_expect(ti->sid >= g->scap || !g->si[ti->sid].built, 0)) {
-      d = ti->sid < src->n_static ? src->decoded(src->ctx, ti->sid) : NULL;
+      const dec_insn *d = ti->sid < src->n_static ? src->decoded(src->ctx, ti->sid) : NULL;
       if (!d)
         return wi_fail(err, WI_EINVAL, "gus: instruction %llu has sid %u, not a static instruction of the source",
                        (unsigned long long)(b->first_index + i), ti->sid);
+      prepare_sid(g, ti->sid, d);
     }
-    step_impl(g, ti->sid, d, ti, b->mems, TAINT);
+    step_impl(g, ti->sid, ti, b->mems, TAINT);
   }
   return WI_OK;
 }
@@ -1140,7 +1183,7 @@ void gus_finish(gus *g, gus_result *r) {
     /* Flush the queue: what is left is tested against the chain that decided the last
      * retirement (the end of the run), as if dispatch had continued behind it. */
     for (uint64_t j = g->n > g->Q ? g->n - g->Q : 0; j < g->n; j++)
-      if (tv_has(g, &g->ret_tv, j)) g->taint[g->qsid[tpos(g, j)]]++;
+      if (tv_has(g, &g->ret_tv, j, tpos(g, j))) g->taint[g->qsid[tpos(g, j)]]++;
   }
   r->ticks = g->last_ret;
   r->cycles = (g->last_ret + GUS_TICKS - 1) / GUS_TICKS;
