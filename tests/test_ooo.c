@@ -1102,6 +1102,68 @@ static void test_stress_config(void **state) {
   }
 }
 
+/* ---- memory-only cycles ------------------------------------------------------------------------------ */
+
+typedef struct seq_ctx {
+  uint64_t i;
+} seq_ctx;
+
+/* Streaming loads: one new line per load, in address order (prefetchers run ahead). */
+static void seq_addr(void *vctx, uint64_t pc, int slot, uint64_t *addr, uint32_t *size, bool *is_store) {
+  (void)pc;
+  (void)slot;
+  (void)size;
+  (void)is_store;
+  seq_ctx *c = vctx;
+  *addr = 0x50000000ULL + c->i++ * 64;
+}
+
+/* Cycles chosen only for a memory-system event that does not call back into the core skip the core
+ * stages (ooo_model.c step): results must equal a run with an observer, which steps every such
+ * cycle in full. */
+static void test_mem_only_cycles(void **state) {
+  (void)state;
+  seq_ctx sc = {0};
+  char *path = loop_trace("mov rax, [rsi]\n  add rbx, rax", 8, 1500, seq_addr, &sc);
+  wi_err err;
+  trace_t *t = trace_open(path, &err);
+  if (!t) fail_msg("%s", err.msg);
+  const char *machines[] = {"golden_cove", "skylake", "stress"};
+  for (size_t k = 0; k < WI_ARRAY_LEN(machines); k++) {
+    ooo_config c;
+    if (machine_load(machines[k], &c, &err)) fail_msg("%s", err.msg);
+    ooo_model *plain = new_model(t, &c), *obs = new_model(t, &c), *half = new_model(t, &c);
+    obs_ctx oc;
+    memset(&oc, 0, sizeof oc);
+    oc.order_ok = true;
+    ooo_set_observer(obs, &all_obs, &oc);
+    run_to(plain, UINT64_MAX);
+    run_to(obs, UINT64_MAX);
+    /* in pieces, through a checkpoint copy (the flag that selects such a cycle is state) */
+    run_to(half, 3000);
+    ooo_model *cp = ooo_clone(half, &err);
+    if (!cp) fail_msg("%s", err.msg);
+    run_to(cp, UINT64_MAX);
+    print_message("%s: %llu cycles, %llu memory-only (%.0f%%), %llu skipped\n", machines[k],
+                  (unsigned long long)ooo_cycles(plain), (unsigned long long)ooo_mem_only_cycles(plain),
+                  100.0 * (double)ooo_mem_only_cycles(plain) / (double)ooo_cycles(plain),
+                  (unsigned long long)ooo_get_stats(plain)->skipped_cycles);
+    assert_true(ooo_finished(plain) && ooo_finished(cp));
+    assert_same_result(plain, obs);
+    assert_same_result(plain, cp);
+    assert_int_equal(ooo_mem_only_cycles(obs), 0);
+    if (k == 0) assert_true(ooo_mem_only_cycles(plain) > ooo_cycles(plain) / 50); /* the path is taken */
+    check_topdown(plain);
+    ooo_free(plain);
+    ooo_free(obs);
+    ooo_free(half);
+    ooo_free(cp);
+  }
+  trace_close(t);
+  unlink(path);
+  free(path);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_dependent_add_chain),
@@ -1123,6 +1185,7 @@ int main(void) {
     cmocka_unit_test(test_unit_skip),
     cmocka_unit_test(test_rep_string),
     cmocka_unit_test(test_stress_config),
+    cmocka_unit_test(test_mem_only_cycles),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -270,6 +270,10 @@ wi_rc ooo_run(ooo_model *m, uint64_t max_commits, wi_err *err);
 bool ooo_finished(const ooo_model *m);
 uint64_t ooo_committed(const ooo_model *m);
 uint64_t ooo_cycles(const ooo_model *m);
+/* Simulated cycles in which only the memory system acted, so the core stages were not run (a
+ * host-work counter of this model object, not a simulated result: not copied by ooo_copy; always
+ * 0 with an observer, which sees every cycle's stages). */
+uint64_t ooo_mem_only_cycles(const ooo_model *m);
 /* Model index of the next correct-path instruction not yet fetched: a filter set now applies
  * from that instruction on. */
 uint64_t ooo_fetched_index(const ooo_model *m);

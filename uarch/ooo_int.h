@@ -364,7 +364,10 @@ typedef struct ooo_state {
   uint8_t commit_stall;     /* OB_* kind of the current commit stall (OB_NONE if none) */
   uint8_t disp_stop;        /* OB_* reason rename stopped this cycle (OB_NONE: width not exhausted
                                by anything, or all slots filled) */
-  uint8_t pad4[3];
+  uint8_t mem_wake;         /* the current cycle was chosen only for a memory-system event (all
+                               core events are later, no observer): if that event does not call
+                               back into the core, the core stages have nothing to do */
+  uint8_t pad4[2];
   uint64_t wheel_floor;     /* earliest cycle an event may be inserted for */
   /* load/store queues */
   uint64_t lq_head, lq_tail;
@@ -453,6 +456,9 @@ struct ooo_model {
   void *filter_ctx;
   wi_err err;               /* trace read error raised inside the run loop */
   bool failed;
+  uint64_t mem_cbs;         /* memory-system callbacks into the core so far (not state: only
+                               compared within one step) */
+  uint64_t mem_only_cycles; /* cycles stepped with the core stages left out (not state) */
   /* the rename plan of the fetch-queue head, kept while it waits for resources (not state:
    * invalidated by squashes, copies and filters) */
   bool lvl_track;           /* memory events tell which levels a load missed (OOO_SID_STATS or a

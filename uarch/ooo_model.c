@@ -196,6 +196,7 @@ static void wheel_process(ooo_model *m, uint64_t now) {
 
 static void mem_cb(void *ctx, uint32_t tag, uint64_t cycle) {
   ooo_model *m = ctx;
+  m->mem_cbs++;
   switch (tag >> 30) {
   case TAG_LOAD: oo_load_done(m, tag, cycle); break;
   case TAG_STORE: oo_store_done(m, tag, cycle); break;
@@ -409,9 +410,12 @@ void ooo_free(ooo_model *m) {
 
 /* ---- the cycle loop ----------------------------------------------------------------------------------- */
 
-static uint64_t next_cycle(ooo_model *m, uint64_t now) {
+/* The next cycle anything can happen; *mem_only: only the memory system has an event then (every
+ * core event is later). */
+static uint64_t next_cycle(ooo_model *m, uint64_t now, bool *mem_only) {
   ooo_state *st = m->st;
   uint64_t next = oo_backend_next(m, now);
+  *mem_only = false;
   if (next == now + 1) return next;
   if (st->fstall == FS_RUN && !st->fe_block) {
     uint64_t f = st->fetch_resume > now + 1 ? st->fetch_resume : now + 1;
@@ -423,7 +427,10 @@ static uint64_t next_cycle(ooo_model *m, uint64_t now) {
   uint64_t e = mem_next_event(m->memsys);
   if (e != UINT64_MAX) {
     if (e <= now) e = now + 1;
-    if (e < next) next = e;
+    if (e < next) {
+      next = e;
+      *mem_only = true;
+    }
   }
   return next;
 }
@@ -455,11 +462,9 @@ static void account_idle(ooo_model *m, uint64_t from, uint64_t n) {
   }
 }
 
-static void step(ooo_model *m) {
+/* The core stages of cycle `now` (after the memory system advanced to it). */
+static void step_core(ooo_model *m, uint64_t now) {
   ooo_state *st = m->st;
-  uint64_t now = st->now;
-  st->wheel_floor = now;
-  mem_advance(m->memsys, now);
   wheel_process(m, now);
   if (now >= st->mblk_retry) oo_mem_retry(m, now);
   st->wheel_floor = now + 1;
@@ -468,10 +473,33 @@ static void step(ooo_model *m) {
   oo_issue(m, now);
   oo_dispatch(m, now);
   oo_fetch(m, now);
-  if (m->failed) return;
-  check_finished(m);
-  if (st->finished) return;
-  uint64_t next = next_cycle(m, now);
+}
+
+static void step(ooo_model *m) {
+  ooo_state *st = m->st;
+  uint64_t now = st->now;
+  st->wheel_floor = now;
+  uint64_t cbs = m->mem_cbs;
+  mem_advance(m->memsys, now);
+  if (st->mem_wake && m->mem_cbs == cbs && !m->obs && st->disp_stop != OB_NONE) {
+    /* Only the memory system acted, without calling back: no wheel event, refused-load retry,
+     * commit, store drain, issue or fetch is due before the next core event, and rename stays
+     * stopped for the reason it stopped in the last stepped cycle (it stopped: disp_wait != 0, or
+     * this cycle would not have been skipped to). Account the cycle as the stages would: a
+     * dispatch stall and unfilled slots, as for a skipped cycle but counted as simulated. */
+    st->wheel_floor = now + 1;
+    m->mem_only_cycles++;
+    st->stats.dispatch_stall[st->disp_stop]++;
+    st->stats.slots[oo_slot_category(m, st->disp_stop, 0)] += m->cfg.core.rename_width;
+  } else {
+    step_core(m, now);
+    if (m->failed) return;
+    check_finished(m);
+    if (st->finished) return;
+  }
+  bool mem_only;
+  uint64_t next = next_cycle(m, now, &mem_only);
+  st->mem_wake = (uint8_t)(mem_only && !m->obs);
   if (next == UINT64_MAX) {
     m->failed = true;
     const ooo_rob *h = st->rob_head < st->rob_tail ? &m->rob[st->rob_head & m->rob_mask] : NULL;
@@ -516,6 +544,7 @@ wi_rc ooo_run(ooo_model *m, uint64_t max_commits, wi_err *err) {
 bool ooo_finished(const ooo_model *m) { return m->st->finished; }
 uint64_t ooo_committed(const ooo_model *m) { return m->st->stats.insns; }
 uint64_t ooo_cycles(const ooo_model *m) { return m->st->stats.cycles; }
+uint64_t ooo_mem_only_cycles(const ooo_model *m) { return m->mem_only_cycles; }
 
 uint64_t ooo_fetched_index(const ooo_model *m) {
   const ooo_state *st = m->st;
