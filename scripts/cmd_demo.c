@@ -162,6 +162,13 @@ static wi_rc apply(const rp_base *b, const char *workload, const char *text, cha
     free(row.why);
     return rc;
   }
+  if (!strncmp(row.text, "wrong_path", 10) && row.base.wp_fetched) { /* what throttling saved */
+    char *more = xasprintf("%s; wrong-path instructions fetched %llu -> %llu (%+.0f%%)", row.why,
+                          (unsigned long long)row.base.wp_fetched, (unsigned long long)row.r.wp_fetched,
+                          100.0 * ((double)row.r.wp_fetched - (double)row.base.wp_fetched) / (double)row.base.wp_fetched);
+    free(row.why);
+    row.why = more;
+  }
   VEC_PUSH(*rows, row);
   return WI_OK;
 }
