@@ -263,27 +263,9 @@ static char *run_cmd(const char *cmd, int want_status) {
 
 /* The results table without wall times and checkpoint positions, in index order. */
 static char *dump_db(const char *path) {
-  sqlite3 *db;
-  if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) fail_msg("open %s", path);
-  sqlite3_stmt *st;
-  if (sqlite3_prepare_v2(db,
-                         "SELECT r.trace_hash, r.config_hash, r.base_cycles, x.idx, x.interv, x.pc, x.cycles, x.insns,"
-                         " x.ipc, x.delta_cycles, x.delta_ipc, x.ipc_pct, x.mpki, x.wp_fetched"
-                         " FROM replay x JOIN run r ON x.run_id = r.id ORDER BY x.idx",
-                         -1, &st, NULL) != SQLITE_OK)
-    fail_msg("%s: %s", path, sqlite3_errmsg(db));
-  char *buf = NULL;
-  size_t n = 0;
-  FILE *f = open_memstream(&buf, &n);
-  while (sqlite3_step(st) == SQLITE_ROW) {
-    for (int c = 0; c < sqlite3_column_count(st); c++)
-      fprintf(f, "%s|", sqlite3_column_text(st, c) ? (const char *)sqlite3_column_text(st, c) : "NULL");
-    fputc('\n', f);
-  }
-  fclose(f);
-  sqlite3_finalize(st);
-  sqlite3_close(db);
-  return buf;
+  return tu_sql_file_rows(path, "SELECT r.trace_hash, r.config_hash, r.base_cycles, x.idx, x.interv, x.pc, x.cycles,"
+                                " x.insns, x.ipc, x.delta_cycles, x.delta_ipc, x.ipc_pct, x.mpki, x.wp_fetched"
+                                " FROM replay x JOIN run r ON x.run_id = r.id ORDER BY x.idx");
 }
 
 static void rm_db(const char *p) {

@@ -968,24 +968,6 @@ static void same_rows(const char *what, const char *a, const char *b) {
   fail_msg("%s differ at row %zu:\n  full:   %.200s\n  window: %.200s", what, line, p, q);
 }
 
-/* Rows of sql (every column) as one string per row, in order. */
-static char *rows_text(sqlite3 *db, const char *sql) {
-  sqlite3_stmt *st = NULL;
-  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) fail_msg("%s: %s", sql, sqlite3_errmsg(db));
-  size_t cap = 1 << 16, n = 0;
-  char *out = malloc(cap);
-  out[0] = 0;
-  while (sqlite3_step(st) == SQLITE_ROW) {
-    for (int c = 0; c < sqlite3_column_count(st); c++) {
-      const char *v = (const char *)sqlite3_column_text(st, c);
-      size_t l = strlen(v ? v : "NULL") + 2;
-      while (n + l + 2 > cap) out = realloc(out, cap *= 2);
-      n += (size_t)snprintf(out + n, cap - n, "%s%c", v ? v : "NULL", c + 1 < sqlite3_column_count(st) ? '|' : '\n');
-    }
-  }
-  sqlite3_finalize(st);
-  return out;
-}
 
 static void test_window_equals_full(void **state) {
   (void)state;
@@ -1000,7 +982,7 @@ static void test_window_equals_full(void **state) {
   char sql[512];
   snprintf(sql, sizeof sql, "SELECT * FROM cflow WHERE fid BETWEEN %llu AND %llu ORDER BY fid", (unsigned long long)s0,
            (unsigned long long)(s0 + cnt - 1));
-  char *a = rows_text(fdb, sql), *b = rows_text(wdb, "SELECT * FROM cflow ORDER BY fid");
+  char *a = tu_sql_rows(fdb, sql), *b = tu_sql_rows(wdb, "SELECT * FROM cflow ORDER BY fid");
   assert_true(strlen(b) > 1000);
   same_rows("cflow", a, b);
   free(a);
@@ -1012,15 +994,15 @@ static void test_window_equals_full(void **state) {
   /* wrong-path flows squashed in the window, dependences beyond three, squash groups */
   snprintf(sql, sizeof sql, "SELECT * FROM wflow WHERE retire BETWEEN %lld AND %lld ORDER BY fid DESC", (long long)c0,
            (long long)c1);
-  a = rows_text(fdb, sql);
-  b = rows_text(wdb, "SELECT * FROM wflow ORDER BY fid DESC");
+  a = tu_sql_rows(fdb, sql);
+  b = tu_sql_rows(wdb, "SELECT * FROM wflow ORDER BY fid DESC");
   same_rows("wflow", a, b);
   free(a);
   free(b);
   snprintf(sql, sizeof sql, "SELECT * FROM squash WHERE cycle BETWEEN %lld AND %lld ORDER BY cycle, by_fid, wrong",
            (long long)c0, (long long)c1);
-  a = rows_text(fdb, sql);
-  b = rows_text(wdb, "SELECT * FROM squash ORDER BY cycle, by_fid, wrong");
+  a = tu_sql_rows(fdb, sql);
+  b = tu_sql_rows(wdb, "SELECT * FROM squash ORDER BY cycle, by_fid, wrong");
   same_rows("squash", a, b);
   free(a);
   free(b);
@@ -1030,8 +1012,8 @@ static void test_window_equals_full(void **state) {
            "SELECT fid, kind, addr, cycle, level, fill, set_rid, mshr1, mshr2, mshr3, dram, flags FROM memtx"
            " WHERE cycle BETWEEN %lld AND %lld AND (fill IS NULL OR fill <= %lld) ORDER BY cycle, fid, addr, kind, level",
            (long long)c0, (long long)c1, (long long)c1);
-  a = rows_text(fdb, sql);
-  b = rows_text(wdb, "SELECT fid, kind, addr, cycle, level, fill, set_rid, mshr1, mshr2, mshr3, dram, flags FROM memtx"
+  a = tu_sql_rows(fdb, sql);
+  b = tu_sql_rows(wdb, "SELECT fid, kind, addr, cycle, level, fill, set_rid, mshr1, mshr2, mshr3, dram, flags FROM memtx"
                      " WHERE flags & 8 = 0 ORDER BY cycle, fid, addr, kind, level");
   same_rows("memtx", a, b);
   free(a);

@@ -1,6 +1,7 @@
 /* testutil.c — helpers shared by the cmocka tests. */
 #include "testutil.h"
 
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,4 +55,30 @@ char *tu_run(const char *cmd, int *status) {
   int st = pclose(p);
   *status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
   return buf;
+}
+
+char *tu_sql_rows(sqlite3 *db, const char *sql) {
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+  char *buf = NULL;
+  size_t n = 0;
+  FILE *f = open_memstream(&buf, &n);
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    int nc = sqlite3_column_count(st);
+    for (int c = 0; c < nc; c++) {
+      const char *v = (const char *)sqlite3_column_text(st, c);
+      fprintf(f, "%s%c", v ? v : "NULL", c + 1 < nc ? '|' : '\n');
+    }
+  }
+  fclose(f);
+  sqlite3_finalize(st);
+  return buf;
+}
+
+char *tu_sql_file_rows(const char *path, const char *sql) {
+  sqlite3 *db;
+  if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) fail_msg("open %s", path);
+  char *rows = tu_sql_rows(db, sql);
+  sqlite3_close(db);
+  return rows;
 }

@@ -17,5 +17,11 @@ char *tu_tmp_path(const char *suffix);
 uint64_t tu_seed(void);
 /* Run a shell command and capture its stdout (malloc'd) and exit status. */
 char *tu_run(const char *cmd, int *status);
+/* The rows of sql on an open database as text, one line per row, columns separated by '|',
+ * NULL as "NULL" (malloc'd; fails the test on an SQL error). */
+struct sqlite3;
+char *tu_sql_rows(struct sqlite3 *db, const char *sql);
+/* The same on the database at path, opened read-only. */
+char *tu_sql_file_rows(const char *path, const char *sql);
 
 #endif

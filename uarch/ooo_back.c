@@ -520,20 +520,29 @@ static int issue_load(ooo_model *restrict m, uint32_t slot, uint32_t p, uint64_t
   return 1;
 }
 
+/* The cycle port p's unpipelined unit for u's class frees (divider, fast-string load). */
+static inline uint64_t *unit_free_at(ooo_model *restrict m, const ooo_uop *u, uint32_t p) {
+  return &m->unit_free[(size_t)p * IC_NUM + u->cls];
+}
+
+/* True (with u bound to the unit) when that unit is still busy at cycle now. */
+static inline bool unit_busy(ooo_uop *u, uint32_t p, uint64_t free_at, uint64_t now) {
+  if (free_at <= now) return false;
+  u->bind_kind = OB_UNIT;
+  u->bind_rid = OOO_RID_UNIT + p;
+  u->bind_by = OOO_FID_NONE;
+  return true;
+}
+
 /* Issue micro-op `slot` on port p: 1 issued, 0 not, 2 not because its unpipelined unit is busy
- * (until unit_free[p][cls]; only an issue on port p moves that). */
+ * (until *unit_free_at(); only an issue on port p moves that). */
 static int try_issue(ooo_model *restrict m, uint32_t slot, uint32_t p, uint64_t now) {
   ooo_uop *u = &m->uops[slot];
   switch (u->kind) {
   case OOO_UOP_EXEC:
     if (u->occ > 1) {
-      uint64_t *uf = &m->unit_free[(size_t)p * IC_NUM + u->cls];
-      if (*uf > now) {
-        u->bind_kind = OB_UNIT;
-        u->bind_rid = OOO_RID_UNIT + p;
-        u->bind_by = OOO_FID_NONE;
-        return 2;
-      }
+      uint64_t *uf = unit_free_at(m, u, p);
+      if (unit_busy(u, p, *uf, now)) return 2;
       *uf = now + u->occ;
     }
     issue_common(m, slot, p, now);
@@ -553,13 +562,8 @@ static int try_issue(ooo_model *restrict m, uint32_t slot, uint32_t p, uint64_t 
     return 1;
   default:
     if (u->occ > 1) { /* a fast-string load holds its port for bytes / rep_bytes_per_cycle cycles */
-      uint64_t *uf = &m->unit_free[(size_t)p * IC_NUM + u->cls];
-      if (*uf > now) {
-        u->bind_kind = OB_UNIT;
-        u->bind_rid = OOO_RID_UNIT + p;
-        u->bind_by = OOO_FID_NONE;
-        return 2;
-      }
+      uint64_t *uf = unit_free_at(m, u, p);
+      if (unit_busy(u, p, *uf, now)) return 2;
       int r = issue_load(m, slot, p, now);
       if (r == 1) *uf = now + u->occ;
       return r;
@@ -589,7 +593,7 @@ static inline void issue_port(ooo_model *restrict m, uint32_t p, uint64_t now, c
         int r = try_issue(m, slot, p, now);
         if (r == 1) goto out;
         if (r == 2) {
-          uint64_t uf = m->unit_free[(size_t)p * IC_NUM + m->uops[slot].cls];
+          uint64_t uf = *unit_free_at(m, &m->uops[slot], p);
           ub[wi] |= 1ULL << (slot & 63);
           if (uf < st->ublk_until[p]) st->ublk_until[p] = uf;
         }
@@ -786,10 +790,8 @@ static void plan_counts(const ooo_model *m, ooo_phdr *h, uint32_t nsrc) {
   memcpy(h->needv, v, sizeof v);
 }
 
-void oo_plan_static(const ooo_model *m, ooo_tmpl *t) {
-  ooo_phdr *h = &t->sp;
-  memset(h, 0, sizeof *h);
-  h->t = t;
+/* The parts of a plan header the template decides alone: micro-ops, registers, rename needs. */
+static inline void plan_from_tmpl(ooo_phdr *h, const ooo_tmpl *t) {
   h->n_exec = t->n_exec;
   h->src = t->src;
   h->addr = t->addr_src;
@@ -797,6 +799,13 @@ void oo_plan_static(const ooo_model *m, ooo_tmpl *t) {
   h->n_int = t->n_int;
   h->n_vec = t->n_vec;
   h->n_undo = t->n_dst;
+}
+
+void oo_plan_static(const ooo_model *m, ooo_tmpl *t) {
+  ooo_phdr *h = &t->sp;
+  memset(h, 0, sizeof *h);
+  h->t = t;
+  plan_from_tmpl(h, t);
   plan_counts(m, h, t->n_src);
 }
 
@@ -815,14 +824,8 @@ static void make_plan(ooo_model *restrict m, const ooo_fq *q, const ooo_tmpl *t,
     h->src = h->addr = h->dst = 0;
     h->n_int = h->n_vec = h->n_undo = 0;
   } else {
-    h->n_exec = t->n_exec;
+    plan_from_tmpl(h, t);
     nsrc = t->n_src;
-    h->src = t->src;
-    h->addr = t->addr_src;
-    h->dst = t->dst;
-    h->n_int = t->n_int;
-    h->n_vec = t->n_vec;
-    h->n_undo = t->n_dst;
     if (!(q->flags & FQ_WRONG)) {
       const ooo_win *w = oo_win(m, q->win);
       uint32_t nm = w->n_mem;

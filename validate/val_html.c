@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "val.h"
+#include "val_int.h"
 
 /* ---- helpers ------------------------------------------------------------------------------------ */
 
@@ -335,12 +336,7 @@ wi_rc val_html(val_result *const *rs, size_t n, const char *path, wi_err *err) {
   }
   fputs("</ul>\n", f);
 
-  size_t checks = 0, passed = 0;
-  for (size_t t = 0; t < n; t++)
-    if (rs[t]->has_check) {
-      checks++;
-      passed += rs[t]->check.pass;
-    }
+  size_t passed = 0, checks = val_count_checks(rs, n, &passed);
   if (checks) {
     fprintf(f, "<h2>Injected-cause checks: %zu of %zu pass</h2>\n<table><tr><th class='l'>workload</th>"
                "<th class='l'>known cause</th><th class='l'>truth</th><th class='l'>#1 by perturbation</th>"

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "val.h"
+#include "val_int.h"
 
 /* ---- JSON ------------------------------------------------------------------------------------ */
 
@@ -229,14 +230,20 @@ static void t_ci(FILE *f, const val_cmp *c) {
   else fprintf(f, "  [%6.3f, %6.3f] ", c->ci_lo, c->ci_hi);
 }
 
-/* The injected-cause checks of several traces as one table. */
-static void checks_table(val_result *const *rs, size_t n, FILE *f) {
-  size_t checks = 0, passed = 0;
+size_t val_count_checks(val_result *const *rs, size_t n, size_t *passed) {
+  size_t checks = 0;
+  *passed = 0;
   for (size_t t = 0; t < n; t++)
     if (rs[t]->has_check) {
       checks++;
-      passed += rs[t]->check.pass;
+      *passed += rs[t]->check.pass;
     }
+  return checks;
+}
+
+/* The injected-cause checks of several traces as one table. */
+static void checks_table(val_result *const *rs, size_t n, FILE *f) {
+  size_t passed = 0, checks = val_count_checks(rs, n, &passed);
   if (checks) {
     fprintf(f, "\ninjected-cause checks: %zu of %zu pass\n", passed, checks);
     fprintf(f, "  %-10s %-5s %-46s %s\n", "workload", "", "#1 by perturbation", "rankings agreeing");
