@@ -300,6 +300,13 @@ static void load_finish(ooo_model *restrict m, uint32_t slot) {
 }
 
 /* Request the remaining lines of load `slot`. */
+/* End of the piece of access [addr, end) that lies in addr's cache line. The line after the
+ * last line of the address space would be 0: that line ends the access instead. */
+static inline uint64_t piece_end(uint64_t addr, uint64_t end, uint32_t line_bytes) {
+  uint64_t le = (addr | (line_bytes - 1)) + 1;
+  return le && le < end ? le : end;
+}
+
 /* Request the remaining lines of load `slot`; false (and *retry) when the memory system
  * refused one (the load then waits in state US_RETRY). */
 static bool load_lines(ooo_model *restrict m, uint32_t slot, uint64_t now, uint64_t *retry) {
@@ -313,8 +320,7 @@ static bool load_lines(ooo_model *restrict m, uint32_t slot, uint64_t now, uint6
   q.wrong_path = (r->flags & RF_WRONG) != 0;
   q.retry = u->state == US_RETRY; /* the first line was refused before */
   while (u->addr < u->end) {
-    uint64_t le = (u->addr | (m->line_bytes - 1)) + 1;
-    uint64_t e = le < u->end && le ? le : u->end; /* le == 0: the last line of the address space */
+    uint64_t e = piece_end(u->addr, u->end, m->line_bytes);
     q.addr = u->addr;
     q.size = (uint32_t)(e - u->addr);
     uint64_t ready = now;
@@ -1590,8 +1596,7 @@ void oo_drain(ooo_model *restrict m, uint64_t now) {
     q.wrong_path = 0;
     q.retry = s->retry != 0; /* drain_next was refused before */
     while (budget && s->drain_next < end) {
-      uint64_t le = (s->drain_next | (m->line_bytes - 1)) + 1;
-      uint64_t e = le < end && le ? le : end; /* le == 0: the last line of the address space */
+      uint64_t e = piece_end(s->drain_next, end, m->line_bytes);
       q.addr = s->drain_next;
       q.size = (uint32_t)(e - s->drain_next);
       uint64_t ready = now;
