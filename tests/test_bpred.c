@@ -13,7 +13,7 @@ typedef struct pred {
   const bp_ops *ops;
   void *st;
   bp_hist h;
-  uint8_t ring[BP_RING];
+  uint8_t ring[BP_RING_BYTES];
 } pred;
 
 static pred *pred_new(int type) {
@@ -121,7 +121,7 @@ static void test_history_checkpoint(void **state) {
   }
   /* the same from the checkpoint without the detour */
   pred *q = pred_new(BP_TAGE);
-  memcpy(q->ring, p->ring, BP_RING);
+  memcpy(q->ring, p->ring, BP_RING_BYTES);
   q->h = saved;
   for (int i = 0; i < 100; i++) bp_hist_push(&q->g, &q->h, q->ring, pcs[i], bits[i]);
   assert_memory_equal(&p->h, &q->h, sizeof p->h);
@@ -136,6 +136,72 @@ static void test_history_checkpoint(void **state) {
   pred_free(z);
   pred_free(p);
   pred_free(q);
+}
+
+/* Reference for the vector code: every folded register and every TAGE index and tag computed
+ * from the raw history by their definitions (bpred.h), 32-bit scalar arithmetic. A fold of
+ * length L into c bits is the XOR of the newest L bits, the bit of age k (0 newest) at position
+ * k mod c. Random geometries cover 1..16 tables and 4..16-bit indices and tags. */
+static uint32_t ref_fold(const uint8_t *bits, uint32_t nbits, uint32_t len, uint32_t clen) {
+  uint32_t f = 0;
+  for (uint32_t k = 0; k < len && k < nbits; k++) f ^= (uint32_t)bits[nbits - 1 - k] << (k % clen);
+  return f;
+}
+
+static void test_tage_reference(void **state) {
+  (void)state;
+  wi_rng r;
+  rng_seed(&r, tu_seed());
+  enum { NPUSH = 2600 };
+  uint8_t *bits = xcalloc(NPUSH, 1);
+  for (int cfg = 0; cfg < 24; cfg++) {
+    pred *p = xcalloc(1, sizeof *p);
+    bp_config_default(&p->c);
+    p->c.tage_tables = 1 + (uint32_t)rng_below(&r, BP_TAGE_MAX);
+    p->c.tage_bits = 4 + (uint32_t)rng_below(&r, 13);
+    p->c.tage_tag_bits = 4 + (uint32_t)rng_below(&r, 13);
+    p->c.tage_min_hist = 1 + (uint32_t)rng_below(&r, 8);
+    p->c.tage_max_hist = p->c.tage_min_hist + (uint32_t)rng_below(&r, BP_MAX_HIST - p->c.tage_min_hist + 1);
+    if (cfg == 0) p->c.tage_tables = BP_TAGE_MAX, p->c.tage_bits = 16, p->c.tage_tag_bits = 16,
+                  p->c.tage_max_hist = BP_MAX_HIST;
+    bp_geom_init(&p->g, &p->c);
+    p->ops = bp_ops_of(BP_TAGE);
+    p->st = xcalloc(1, p->ops->state_bytes(&p->c));
+    p->ops->init(p->st, &p->c);
+    bp_hist_init(&p->h, p->ring);
+    const uint32_t n = p->c.tage_tables, bitsz = p->c.tage_bits, tb = p->c.tage_tag_bits;
+    uint32_t phist = 0;
+    for (uint32_t i = 0; i < NPUSH; i++) {
+      uint64_t pc = rng_next(&r);
+      if ((i % 61) == 0 || i + 1 == NPUSH) {
+        bp_meta m;
+        memset(&m, 0, sizeof m);
+        bool taken = p->ops->predict(p->st, &p->g, &p->h, pc, &m);
+        const uint32_t pcl = (uint32_t)pc ^ (uint32_t)(pc >> 32), tpc = pcl ^ (pcl >> 11);
+        for (uint32_t t = 1; t <= n; t++) {
+          uint32_t len = p->g.hlen[t];
+          uint32_t fi = ref_fold(bits, i, len, bitsz), f0 = ref_fold(bits, i, len, tb);
+          uint32_t f1 = ref_fold(bits, i, len, tb - 1);
+          assert_int_equal(p->h.fold[BP_FOLD_IDX + t - 1], fi);
+          assert_int_equal(p->h.fold[BP_FOLD_TAG0 + t - 1], f0);
+          assert_int_equal(p->h.fold[BP_FOLD_TAG1 + t - 1], f1);
+          uint32_t ish = bitsz > t ? bitsz - t : 1;
+          uint32_t pmask = len >= 16 ? 0xffffu : (1u << len) - 1;
+          uint32_t idx = (pcl ^ (pcl >> ish) ^ fi ^ ((phist & pmask) << (t % 4))) & ((1u << bitsz) - 1);
+          uint32_t tag = (tpc ^ f0 ^ (f1 << 1)) & ((1u << tb) - 1);
+          assert_int_equal(m.idx[t], idx);
+          assert_int_equal(m.tag[t], tag);
+        }
+        p->ops->update(p->st, &p->g, pc, !taken, &m); /* allocate: later lookups find tags */
+      }
+      bool b = rng_below(&r, 3) != 0;
+      bits[i] = b;
+      phist = (phist << 1) | (uint32_t)((pc ^ (pc >> 3)) & 1);
+      bp_hist_push(&p->g, &p->h, p->ring, pc, b);
+    }
+    pred_free(p);
+  }
+  free(bits);
 }
 
 static void test_btb_and_indirect(void **state) {
@@ -161,7 +227,7 @@ static void test_btb_and_indirect(void **state) {
   free(btb);
 
   bp_hist h;
-  uint8_t ring[BP_RING];
+  uint8_t ring[BP_RING_BYTES];
   bp_hist_init(&h, ring);
   void *ind = xcalloc(1, bp_ind_bytes(&c));
   uint32_t idx = bp_ind_index(&c, &h, 0x5000);
@@ -238,6 +304,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_direction_predictors),
     cmocka_unit_test(test_history_checkpoint),
+    cmocka_unit_test(test_tage_reference),
     cmocka_unit_test(test_btb_and_indirect),
     cmocka_unit_test(test_ras_policies),
   };

@@ -489,6 +489,69 @@ static uint64_t cyclic_hits(int repl) {
 
 /* A cyclic access pattern slightly larger than the cache thrashes LRU and does better under
  * SRRIP. */
+/* LRU victims against a reference recency list, for set sizes kept as packed ranks (<= 16
+ * ways) and as stamps (more): a random load sequence over 3 x ways lines per set, each access
+ * completed before the next; every L1D eviction must be the reference's least recent line. */
+typedef struct evict_log {
+  uint64_t addr[8];
+  uint32_t n;
+} evict_log;
+
+static void on_evict(void *ctx, const mem_event *e) {
+  evict_log *o = ctx;
+  if (e->kind == MEV_EVICT && e->level == 1 && o->n < 8) o->addr[o->n++] = e->addr;
+}
+
+static void lru_order_run(uint32_t ways, uint64_t seed) {
+  enum { SETS = 4 };
+  mem_config c;
+  test_config(&c);
+  c.l1d.size = SETS * ways * 64;
+  c.l1d.ways = ways;
+  harness *h = h_new(&c);
+  evict_log o = {0};
+  mem_set_observer(h->m, on_evict, &o);
+  uint64_t lru[SETS][64]; /* per set: lines, most recent first */
+  uint32_t nl[SETS] = {0};
+  wi_rng r;
+  rng_seed(&r, seed);
+  for (uint32_t i = 0; i < 4000; i++) {
+    uint32_t set = (uint32_t)rng_below(&r, SETS);
+    uint64_t line = (uint64_t)set + SETS * rng_below(&r, 3 * ways);
+    o.n = 0;
+    h_access(h, 0x20000000 + line * 64, 1, MREQ_LOAD);
+    uint64_t *l = lru[set];
+    uint32_t k = 0;
+    while (k < nl[set] && l[k] != line) k++;
+    if (k == nl[set]) { /* a miss: the fill evicts the least recent line of a full set */
+      if (nl[set] == ways) {
+        assert_int_equal(o.n, 1);
+        assert_int_equal(o.addr[0], 0x20000000 + l[ways - 1] * 64);
+        k = ways - 1;
+      } else {
+        assert_int_equal(o.n, 0);
+        nl[set]++;
+      }
+    } else {
+      assert_int_equal(o.n, 0);
+    }
+    memmove(&l[1], &l[0], k * sizeof l[0]);
+    l[0] = line;
+  }
+  mem_set_observer(h->m, NULL, NULL);
+  h_free(h);
+}
+
+static void test_lru_order(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed();
+  lru_order_run(1, seed);
+  lru_order_run(4, seed);
+  lru_order_run(12, seed);
+  lru_order_run(16, seed);
+  lru_order_run(20, seed); /* stamps */
+}
+
 static void test_srrip_vs_lru(void **state) {
   (void)state;
   uint64_t lru = cyclic_hits(REPL_LRU), srrip = cyclic_hits(REPL_SRRIP);
@@ -727,6 +790,37 @@ static void test_observer(void **state) {
   char buf[64];
   assert_string_equal(mem_rid_name(1 * 1000000 + 0 * 100000 + 3, buf, sizeof buf), "L1D.mshr[3]");
   assert_string_equal(mem_rid_name(4 * 1000000 + 3 * 100000 + 1005, buf, sizeof buf), "DRAM.bank[1.5]");
+}
+
+/* mem_set_observer_kinds: only the kinds asked for reach the observer, the same count of them
+ * as with every kind on, and mem_set_observer() turns every kind back on. */
+static void kinds_run(uint32_t kinds, bool reset, obs_log *o) {
+  mem_config c;
+  test_config(&c);
+  c.l1d.mshrs = 4;
+  harness *h = h_new(&c);
+  memset(o, 0, sizeof *o);
+  mem_set_observer_kinds(h->m, 0); /* no observer yet: nothing to limit, nothing called */
+  mem_set_observer(h->m, on_event, o);
+  if (kinds != ~0u) mem_set_observer_kinds(h->m, kinds);
+  if (reset) mem_set_observer(h->m, on_event, o);
+  for (uint32_t i = 0; i < 500; i++) h_access(h, 0x13000000 + i * 4160ull, 1, MREQ_LOAD);
+  h_drain(h);
+  h_free(h);
+}
+
+static void test_observer_kinds(void **state) {
+  (void)state;
+  obs_log all, some, reset;
+  kinds_run(~0u, false, &all);
+  kinds_run((1u << MEV_MISS) | (1u << MEV_FILL), false, &some);
+  kinds_run(1u << MEV_MISS, true, &reset);
+  assert_true(all.n[MEV_MISS] > 0 && all.n[MEV_FILL] > 0 && all.n[MEV_MSHR_ALLOC] > 0);
+  for (int k = 0; k < MEV_NUM; k++) {
+    bool want = k == MEV_MISS || k == MEV_FILL;
+    assert_int_equal(some.n[k], want ? all.n[k] : 0);
+    assert_int_equal(reset.n[k], all.n[k]);
+  }
 }
 
 /* A random mixed request stream with prefetchers on, driven by a seeded RNG. Writes a log of
@@ -978,6 +1072,7 @@ int main(void) {
       cmocka_unit_test(test_ip_stride_prefetch),
       cmocka_unit_test(test_nextline_and_stream),
       cmocka_unit_test(test_srrip_vs_lru),
+      cmocka_unit_test(test_lru_order),
       cmocka_unit_test(test_writebacks),
       cmocka_unit_test(test_tlb),
       cmocka_unit_test(test_inclusion),
@@ -986,6 +1081,7 @@ int main(void) {
       cmocka_unit_test(test_wrong_path),
       cmocka_unit_test(test_merge),
       cmocka_unit_test(test_observer),
+      cmocka_unit_test(test_observer_kinds),
       cmocka_unit_test(test_determinism_and_copy),
       cmocka_unit_test(copy_bench),
       cmocka_unit_test(test_stress_tiny),

@@ -5,6 +5,9 @@
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 /* ---- configuration -------------------------------------------------------------------------- */
 
@@ -119,50 +122,85 @@ void bp_geom_init(bp_geom *g, const bp_config *c) {
     g->outpt[f] = g->olen[f] % g->clen[f];
     g->outm[f] = 1u << g->outpt[f];
     g->cmask[f] = (1u << g->clen[f]) - 1;
+    g->outm16[f] = (uint16_t)g->outm[f];
+    g->cmask16[f] = (uint16_t)g->cmask[f];
+  }
+  g->nvec = n > 8 ? 2 : 1;
+  g->nquad = (n + 3) / 4;
+  for (uint32_t l = 0; l < 8; l++) {
+    g->imask16[l] = (uint16_t)((1u << c->tage_bits) - 1);
+    g->tmask16[l] = (uint16_t)((1u << c->tage_tag_bits) - 1);
+  }
+  g->fsh[0] = g->clen[BP_FOLD_IDX] - 1;
+  g->fsh[1] = g->clen[BP_FOLD_TAG0] - 1;
+  g->fsh[2] = g->clen[BP_FOLD_TAG1] - 1;
+  for (uint32_t i = 1; i <= n; i++) {
+    /* 1 <= ishift <= 15 (tage_bits <= 16, i >= 1) */
+    g->pcm16[i - 1] = (uint16_t)(1u << (16 - g->ishift[i]));
+    g->pmask16[i - 1] = (uint16_t)g->pmask[i];
+    g->pmul16[i - 1] = (uint16_t)(1u << (i % 4));
+    g->toff[i - 1] = (i - 1) << c->tage_bits;
+    g->rneg[i - 1] = -(ptrdiff_t)g->hlen[i];
   }
 }
 
 void bp_hist_init(bp_hist *h, uint8_t *ring) {
   memset(h, 0, sizeof *h);
-  memset(ring, 0, BP_RING);
+  memset(ring, 0, BP_RING_BYTES);
 }
 
-/* Four 32-bit lanes (GCC/Clang vector extension: SSE2 on x86-64, NEON on arm64). */
-typedef uint32_t bp_v4 __attribute__((vector_size(16)));
+/* Eight 16-bit lanes (GCC/Clang vector extension: SSE2 on x86-64, NEON on arm64). */
+typedef uint16_t bp_v8 __attribute__((vector_size(16)));
 
-static inline bp_v4 v4_load(const uint32_t *p) {
-  bp_v4 v;
+static inline bp_v8 v8_load(const uint16_t *p) {
+  bp_v8 v;
   memcpy(&v, p, sizeof v);
   return v;
 }
-static inline void v4_store(uint32_t *p, bp_v4 v) { memcpy(p, &v, sizeof v); }
+static inline void v8_store(uint16_t *p, bp_v8 v) { memcpy(p, &v, sizeof v); }
+
+/* The fold update of eight tables from lane l (see bp_hist_push); r[-L] is the bit pushed L
+ * pushes before the newest (r[0]). With !upper, lanes l + 4 .. l + 7 are unused (their leaving
+ * bits are not read: outm is 0 there). */
+static inline void hist_fold8(const bp_geom *g, bp_hist *h, const uint8_t *r, uint32_t l, bp_v8 vb, bool upper) {
+  const ptrdiff_t *o = &g->rneg[l];
+  bp_v8 out = {r[o[0]], r[o[1]], r[o[2]], r[o[3]], 0, 0, 0, 0};
+  if (upper) {
+    out[4] = r[o[4]];
+    out[5] = r[o[5]];
+    out[6] = r[o[6]];
+    out[7] = r[o[7]];
+  }
+  out = -out; /* all ones where the leaving bit is set */
+  bp_v8 f0 = v8_load(&h->fold[BP_FOLD_IDX + l]), f1 = v8_load(&h->fold[BP_FOLD_TAG0 + l]),
+        f2 = v8_load(&h->fold[BP_FOLD_TAG1 + l]);
+  f0 = ((f0 << 1) | vb) ^ (v8_load(&g->outm16[BP_FOLD_IDX + l]) & out) ^ (f0 >> g->fsh[0]);
+  f1 = ((f1 << 1) | vb) ^ (v8_load(&g->outm16[BP_FOLD_TAG0 + l]) & out) ^ (f1 >> g->fsh[1]);
+  f2 = ((f2 << 1) | vb) ^ (v8_load(&g->outm16[BP_FOLD_TAG1 + l]) & out) ^ (f2 >> g->fsh[2]);
+  v8_store(&h->fold[BP_FOLD_IDX + l], f0 & v8_load(&g->cmask16[BP_FOLD_IDX + l]));
+  v8_store(&h->fold[BP_FOLD_TAG0 + l], f1 & v8_load(&g->cmask16[BP_FOLD_TAG0 + l]));
+  v8_store(&h->fold[BP_FOLD_TAG1 + l], f2 & v8_load(&g->cmask16[BP_FOLD_TAG1 + l]));
+}
 
 void bp_hist_push(const bp_geom *g, bp_hist *h, uint8_t *ring, uint64_t pc, bool taken) {
   uint32_t p = (h->ptr + 1) & (BP_RING - 1);
-  uint32_t b = taken ? 1u : 0u;
-  ring[p] = (uint8_t)b;
+  uint8_t b = taken ? 1 : 0;
+  ring[p] = ring[p + BP_RING] = b;
   h->ptr = p;
   h->g64 = (h->g64 << 1) | b;
   h->phist = (h->phist << 1) | (uint32_t)((pc ^ (pc >> 3)) & 1);
   if (!g->nfold) return;
   /* Each fold: shift in the new bit, cancel the bit leaving the window (where it folds in:
-   * outm), fold the overflow bit back to the bottom. The three folds of a table share the
-   * window, so the leaving bit is read once per table; four tables at a time. */
-  const uint32_t n = g->cfg->tage_tables;
-  const uint32_t s0 = g->clen[BP_FOLD_IDX], s1 = g->clen[BP_FOLD_TAG0], s2 = g->clen[BP_FOLD_TAG1];
-  const bp_v4 vb = {b, b, b, b};
-  for (uint32_t l = 0; l < n; l += 4) {
-    const uint32_t *ol = &g->olen[BP_FOLD_IDX + l];
-    bp_v4 out = {ring[(p - ol[0]) & (BP_RING - 1)], ring[(p - ol[1]) & (BP_RING - 1)],
-                 ring[(p - ol[2]) & (BP_RING - 1)], ring[(p - ol[3]) & (BP_RING - 1)]};
-    out = -out; /* all ones where the leaving bit is set */
-    bp_v4 c0 = ((v4_load(&h->fold[BP_FOLD_IDX + l]) << 1) | vb) ^ (v4_load(&g->outm[BP_FOLD_IDX + l]) & out);
-    bp_v4 c1 = ((v4_load(&h->fold[BP_FOLD_TAG0 + l]) << 1) | vb) ^ (v4_load(&g->outm[BP_FOLD_TAG0 + l]) & out);
-    bp_v4 c2 = ((v4_load(&h->fold[BP_FOLD_TAG1 + l]) << 1) | vb) ^ (v4_load(&g->outm[BP_FOLD_TAG1 + l]) & out);
-    v4_store(&h->fold[BP_FOLD_IDX + l], (c0 ^ (c0 >> s0)) & v4_load(&g->cmask[BP_FOLD_IDX + l]));
-    v4_store(&h->fold[BP_FOLD_TAG0 + l], (c1 ^ (c1 >> s1)) & v4_load(&g->cmask[BP_FOLD_TAG0 + l]));
-    v4_store(&h->fold[BP_FOLD_TAG1 + l], (c2 ^ (c2 >> s2)) & v4_load(&g->cmask[BP_FOLD_TAG1 + l]));
-  }
+   * outm), fold the overflow bit back to the bottom. As the fold stays below 1 << clen, the
+   * overflow bit is bit clen - 1 of the old fold (fsh), and 16-bit lanes lose nothing (the bit
+   * shifted out at the top is above the mask). The three folds of a table share the window, so
+   * the leaving bit is read once per table; eight tables at a time. Unused lanes keep 0 (outm
+   * and cmask 0). */
+  const uint8_t *r = ring + p + BP_RING; /* olen <= BP_MAX_HIST < BP_RING */
+  const bp_v8 vb = {b, b, b, b, b, b, b, b};
+  const uint32_t nq = g->nquad;
+  hist_fold8(g, h, r, 0, vb, nq > 1);
+  if (nq > 2) hist_fold8(g, h, r, 8, vb, nq > 3);
 }
 
 /* ---- BTB ------------------------------------------------------------------------------------- */
@@ -182,7 +220,7 @@ size_t bp_btb_bytes(const bp_config *c) {
   return sizeof(btb_hdr) + 8 + (size_t)btb_sets(c) * c->btb_ways * sizeof(bp_btb_entry);
 }
 
-static bp_btb_entry *btb_set(void *st, const bp_config *c, uint64_t pc, uint32_t *tag) {
+static inline bp_btb_entry *btb_set(void *st, const bp_config *c, uint64_t pc, uint32_t *tag) {
   btb_hdr *h = st;
   if (!h->sets) h->sets = btb_sets(c);
   uint64_t x = wi_mix64(pc);
@@ -195,7 +233,29 @@ bool bp_btb_lookup(void *st, const bp_config *c, uint64_t pc, uint64_t *target) 
   uint32_t tag;
   bp_btb_entry *e = btb_set(st, c, pc, &tag);
   btb_hdr *h = st;
-  for (uint32_t w = 0; w < c->btb_ways; w++)
+  const uint32_t ways = c->btb_ways;
+#if defined(__SSE2__)
+  /* Four ways per step: their tags gathered into one vector and compared at once (a set holds
+   * a tag at most once: bp_btb_update rewrites the way that has it). */
+  if ((ways & 3) == 0) {
+    const __m128i vt = _mm_set1_epi32((int)tag);
+    for (uint32_t w = 0; w < ways; w += 4) {
+      const __m128i *p = (const __m128i *)&e[w];
+      __m128i a = _mm_loadu_si128(p), b = _mm_loadu_si128(p + 1), x = _mm_loadu_si128(p + 2),
+              d = _mm_loadu_si128(p + 3);
+      __m128i tags = _mm_unpacklo_epi64(_mm_unpacklo_epi32(a, b), _mm_unpacklo_epi32(x, d));
+      int hit = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(tags, vt)));
+      if (hit) {
+        bp_btb_entry *f = &e[w + (uint32_t)__builtin_ctz((unsigned)hit)];
+        f->stamp = ++h->clock;
+        *target = f->target;
+        return true;
+      }
+    }
+    return false;
+  }
+#endif
+  for (uint32_t w = 0; w < ways; w++)
     if (e[w].tag == tag) {
       e[w].stamp = ++h->clock;
       *target = e[w].target;

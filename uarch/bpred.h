@@ -13,7 +13,10 @@
  * a 64-bit window of the newest bits, a 32-bit path history (one bit of each branch PC per
  * branch) and the folded (compressed) forms of the history that TAGE indexes with. A copy of
  * bp_hist is a complete checkpoint as long as fewer than BP_RING - max history bits were
- * pushed since (the model has far fewer branches in flight).
+ * pushed since (the model has far fewer branches in flight). Cost per pushed bit and per
+ * prediction is what bounds the model's speed on branchy code (most fetched instructions are
+ * on a wrong path there), hence 16-bit folds and indices, eight tables per SSE2 vector, and
+ * the ring stored twice so the bits leaving the windows are read without wrap-around.
  *
  * TAGE design (Seznec & Michaud, "A case for (partially) TAgged GEometric history length
  * branch predictors", JILP 2006; update rules after the CBP-2 reference code):
@@ -50,6 +53,8 @@
 
 #define BP_TAGE_MAX 16 /* tagged tables at most */
 #define BP_RING 4096   /* history ring bits (power of two) */
+#define BP_RING_BYTES (2 * BP_RING) /* the ring is stored twice in a row (one bit per byte): the
+                                       bit L pushes back is at a fixed offset, no wrap-around */
 #define BP_MAX_HIST 2048
 #define BP_NFOLD (3 * BP_TAGE_MAX)
 /* Fold layout: three blocks of BP_TAGE_MAX lanes, lane i - 1 for tagged table i: the index
@@ -99,7 +104,9 @@ typedef struct bp_hist {
   uint32_t ptr;             /* ring index of the newest bit */
   uint32_t phist;           /* path history */
   uint64_t g64;             /* newest 64 bits, bit 0 newest */
-  uint32_t fold[BP_NFOLD];  /* folded histories (layout: BP_FOLD_*) */
+  uint16_t fold[BP_NFOLD];  /* folded histories (layout: BP_FOLD_*); 16-bit lanes: every fold is
+                               at most 16 bits wide (tage_bits, tage_tag_bits <= 16), so eight
+                               tables update and index in one SSE2 vector */
 } bp_hist;
 
 /* Geometry derived from a configuration: history length and width of every folded register. */
@@ -116,10 +123,24 @@ typedef struct bp_geom {
   uint32_t ishift[BP_TAGE_MAX + 1]; /* TAGE index: pc >> ishift */
   uint32_t pmask[BP_TAGE_MAX + 1];  /* TAGE: path-history bits used */
   uint32_t prot[BP_TAGE_MAX + 1];   /* TAGE: path-history rotation */
+  /* 16-bit lane forms for the vector code, lane l = table l + 1 (unused lanes 0): */
+  uint32_t nvec;                    /* TAGE: vectors of eight tables in use (1 or 2) */
+  uint32_t fsh[3];                  /* per fold block: clen - 1 (the bit that wraps around) */
+  uint16_t outm16[BP_NFOLD];        /* outm */
+  uint16_t cmask16[BP_NFOLD];       /* cmask */
+  uint16_t pcm16[BP_TAGE_MAX];      /* 1 << (16 - ishift): pc >> ishift as 16-bit multiplies */
+  uint16_t pmask16[BP_TAGE_MAX];    /* pmask */
+  uint16_t pmul16[BP_TAGE_MAX];     /* 1 << (table mod 4): the path term's shift */
+  uint16_t imask16[8], tmask16[8];  /* TAGE: index and tag masks in every lane */
+  uint32_t toff[BP_TAGE_MAX];       /* TAGE: first entry of the lane's table over all tables
+                                       ((table - 1) << tage_bits; 0 for lanes past the last) */
+  uint32_t nquad;                   /* TAGE: groups of four tables in use ((tables + 3) / 4) */
+  ptrdiff_t rneg[BP_TAGE_MAX];      /* -olen of the lane's table: where its leaving bit is in the
+                                       ring, from the newest bit */
 } bp_geom;
 
 void bp_geom_init(bp_geom *g, const bp_config *c);
-/* Reset h and ring (BP_RING bytes, one bit per byte). */
+/* Reset h and ring (BP_RING_BYTES bytes: BP_RING bits, one per byte, stored twice). */
 void bp_hist_init(bp_hist *h, uint8_t *ring);
 /* Push one outcome bit for the branch at pc. */
 void bp_hist_push(const bp_geom *g, bp_hist *h, uint8_t *ring, uint64_t pc, bool taken);

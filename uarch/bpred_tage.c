@@ -2,6 +2,9 @@
 #include "bpred.h"
 
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 typedef struct tage_entry {
   int8_t ctr;    /* 3-bit signed counter: -4..3, >= 0 predicts taken */
@@ -47,58 +50,100 @@ static inline uint32_t base_index(const bp_config *c, uint64_t pc) {
 /* The highest set bit of a table mask (bit i: table i), 0 if none (bit 0 is never set). */
 static inline int tage_top(uint32_t hit) { return 31 - __builtin_clz(hit | 1u); }
 
-typedef uint32_t tage_v4 __attribute__((vector_size(16)));
+/* Eight 16-bit lanes, lane l = table 8v + l + 1 (indices and tags are at most 16 bits wide). */
+typedef uint16_t tage_v8 __attribute__((vector_size(16)));
 
-static inline tage_v4 v4_ld(const uint32_t *p) {
-  tage_v4 v;
+static inline tage_v8 v8_ld(const uint16_t *p) {
+  tage_v8 v;
   memcpy(&v, p, sizeof v);
   return v;
 }
+static inline tage_v8 v8_dup(uint32_t x) {
+  uint16_t y = (uint16_t)x;
+  return (tage_v8){y, y, y, y, y, y, y, y};
+}
+
+/* Bit i set: table i holds tag[i] at idx[i] (1 <= i <= n). Branch-free: a data-dependent branch
+ * per table mispredicts often on the host and, waiting for its table load, keeps the loads from
+ * overlapping. idx and tag have 8 * nvec lanes from [1]. */
+#if defined(__SSE2__)
+/* Entry numbers over all tables of four lanes (from 16-bit indices widened to 32 bits), the
+ * tags there gathered into the four lanes from q of tv. Lanes past the last table read table 1
+ * (lane offset 0, index below its size) and are masked by the caller. */
+#define TAGE_GATHER4(tv, q, wide, toff)                                                          \
+  do {                                                                                           \
+    uint32_t e_[4];                                                                              \
+    _mm_storeu_si128((__m128i *)e_, _mm_add_epi32((wide), _mm_loadu_si128((const __m128i *)(toff)))); \
+    tv = _mm_insert_epi16(tv, tables[e_[0]].tag, (q));                                           \
+    tv = _mm_insert_epi16(tv, tables[e_[1]].tag, (q) + 1);                                       \
+    tv = _mm_insert_epi16(tv, tables[e_[2]].tag, (q) + 2);                                       \
+    tv = _mm_insert_epi16(tv, tables[e_[3]].tag, (q) + 3);                                       \
+  } while (0)
+
+static inline uint32_t tage_hits(const tage_entry *tables, const bp_geom *g, uint32_t n,
+                                 const uint16_t *idx, const uint16_t *tag) {
+  const __m128i z = _mm_setzero_si128();
+  const uint32_t nq = g->nquad; /* unused groups of four are not read (their lanes stay 0) */
+  __m128i i0 = _mm_loadu_si128((const __m128i *)&idx[1]);
+  __m128i t0 = z, t1 = z, e0, e1 = z;
+  TAGE_GATHER4(t0, 0, _mm_unpacklo_epi16(i0, z), &g->toff[0]);
+  if (nq > 1) TAGE_GATHER4(t0, 4, _mm_unpackhi_epi16(i0, z), &g->toff[4]);
+  e0 = _mm_cmpeq_epi16(t0, _mm_loadu_si128((const __m128i *)&tag[1]));
+  if (nq > 2) {
+    __m128i i1 = _mm_loadu_si128((const __m128i *)&idx[9]);
+    TAGE_GATHER4(t1, 0, _mm_unpacklo_epi16(i1, z), &g->toff[8]);
+    if (nq > 3) TAGE_GATHER4(t1, 4, _mm_unpackhi_epi16(i1, z), &g->toff[12]);
+    e1 = _mm_cmpeq_epi16(t1, _mm_loadu_si128((const __m128i *)&tag[9]));
+  }
+  uint32_t eq = (uint32_t)_mm_movemask_epi8(_mm_packs_epi16(e0, e1)); /* bit l: lane l */
+  return (eq << 1) & ((2u << n) - 2);
+}
+#else
+static inline uint32_t tage_hits(const tage_entry *tables, const bp_geom *g, uint32_t n,
+                                 const uint16_t *idx, const uint16_t *tag) {
+  uint32_t hit = 0;
+  for (uint32_t i = 1; i <= n; i++) hit |= (uint32_t)(tables[g->toff[i - 1] + idx[i]].tag == tag[i]) << i;
+  return hit;
+}
+#endif
 
 static bool tage_predict(const void *st, const bp_geom *g, const bp_hist *h, uint64_t pc, bp_meta *m) {
   const bp_config *c = g->cfg;
   const tage_hdr *hd = st;
-  const uint32_t bits = c->tage_bits, mask = (1u << bits) - 1, tmask = (1u << c->tage_tag_bits) - 1;
   /* (bp_config_check keeps tage_tables <= BP_TAGE_MAX; the clamp tells the compiler) */
-  const uint32_t n = c->tage_tables < BP_TAGE_MAX ? c->tage_tables : BP_TAGE_MAX, nl = (n + 3) & ~3u;
-  const size_t per = (size_t)1 << bits;
+  const uint32_t n = c->tage_tables < BP_TAGE_MAX ? c->tage_tables : BP_TAGE_MAX;
+  const uint32_t nvec = g->nvec > 1 ? 2 : 1;
   const tage_entry *tables = ctab(st, c, 1);
   m->idx[0] = (uint16_t)base_index(c, pc);
   const uint32_t pcl = (uint32_t)pc ^ (uint32_t)(pc >> 32);
   const uint32_t tpc = pcl ^ (pcl >> 11), ph = h->phist;
-  /* Indices and tags of every table, four tables at a time (lane l is table l + 1):
+  /* Indices and tags of every table, eight tables at a time, in 16-bit lanes (every term is
+   * masked to at most 16 bits, so 16-bit arithmetic gives the same low bits):
    *   idx = pc ^ (pc >> ishift) ^ index fold ^ (path bits << (table mod 4))
    * (the path term is a cheap stand-in for the F function of the reference code: the table's
    * newest path bits, shifted by the table number so tables differ),
-   *   tag = pc' ^ tag fold ^ (second tag fold << 1)
-   * the path term's shift by (l + 1) mod 4 is a multiplication by {2, 4, 8, 1}. */
-  uint32_t iv[BP_TAGE_MAX], tv[BP_TAGE_MAX];
-  const tage_v4 vm = {mask, mask, mask, mask}, vtm = {tmask, tmask, tmask, tmask};
-  const tage_v4 vph = {ph, ph, ph, ph}, vtpc = {tpc, tpc, tpc, tpc}, mul = {2, 4, 8, 1};
-  const uint32_t bits_l = bits; /* table l starts at entry l << bits */
-  tage_v4 base_l = {0, 1u << bits_l, 2u << bits_l, 3u << bits_l};
-  const tage_v4 step = {4u << bits_l, 4u << bits_l, 4u << bits_l, 4u << bits_l};
-  for (uint32_t l = 0; l < nl; l += 4) {
-    /* pc ^ (pc >> ishift) built in registers: four scalar stores read back as one vector
-     * would stall on store forwarding */
-    const uint32_t *is = &g->ishift[l + 1];
-    const tage_v4 pch = {pcl ^ (pcl >> is[0]), pcl ^ (pcl >> is[1]), pcl ^ (pcl >> is[2]), pcl ^ (pcl >> is[3])};
-    tage_v4 vi = (pch ^ v4_ld(&h->fold[BP_FOLD_IDX + l]) ^ ((vph & v4_ld(&g->pmask[l + 1])) * mul)) & vm;
-    tage_v4 vt = (vtpc ^ v4_ld(&h->fold[BP_FOLD_TAG0 + l]) ^ (v4_ld(&h->fold[BP_FOLD_TAG1 + l]) << 1)) & vtm;
-    vi += base_l; /* entry number over all tables */
-    base_l += step;
-    memcpy(&iv[l], &vi, sizeof vi);
-    memcpy(&tv[l], &vt, sizeof vt);
+   *   tag = pc' ^ tag fold ^ (second tag fold << 1).
+   * The low 16 bits of pc >> s (1 <= s <= 15) are (lo >> s) | (hi << (16 - s)): the high half
+   * of lo * 2^(16-s) and the low half of hi * 2^(16-s), one multiply each for all lanes. */
+  const tage_v8 lo = v8_dup(pcl), hi = v8_dup(pcl >> 16), vph = v8_dup(ph);
+  const tage_v8 vtpc = v8_dup(tpc), vm = v8_ld(g->imask16), vtm = v8_ld(g->tmask16);
+  for (uint32_t v = 0; v < nvec; v++) {
+    const uint32_t l = 8 * v;
+    const tage_v8 pm = v8_ld(&g->pcm16[l]);
+#if defined(__SSE2__)
+    const tage_v8 lo_s = (tage_v8)_mm_mulhi_epu16((__m128i)lo, (__m128i)pm);
+#else
+    tage_v8 lo_s;
+    for (int k = 0; k < 8; k++) lo_s[k] = (uint16_t)(((uint32_t)lo[k] * pm[k]) >> 16);
+#endif
+    const tage_v8 pch = lo ^ lo_s ^ (hi * pm);
+    const tage_v8 path = (vph & v8_ld(&g->pmask16[l])) * v8_ld(&g->pmul16[l]);
+    const tage_v8 vi = (pch ^ v8_ld(&h->fold[BP_FOLD_IDX + l]) ^ path) & vm;
+    const tage_v8 vt = (vtpc ^ v8_ld(&h->fold[BP_FOLD_TAG0 + l]) ^ (v8_ld(&h->fold[BP_FOLD_TAG1 + l]) << 1)) & vtm;
+    memcpy(&m->idx[1 + l], &vi, sizeof vi);
+    memcpy(&m->tag[1 + l], &vt, sizeof vt);
   }
-  /* Branch-free: a data-dependent branch per table mispredicts often on the host and, waiting
-   * for its table load, keeps the loads from overlapping. Bit i of hit: table i matches. */
-  uint32_t hit = 0;
-  for (uint32_t i = 1; i <= n; i++) {
-    uint32_t e = iv[i - 1], tag = tv[i - 1];
-    m->idx[i] = (uint16_t)(e & mask);
-    m->tag[i] = (uint16_t)tag;
-    hit |= (uint32_t)(tables[e].tag == tag) << i;
-  }
+  uint32_t hit = tage_hits(tables, g, n, m->idx, m->tag);
   int prov = tage_top(hit);
   int alt = tage_top(hit & ~(1u << prov));
   const uint8_t *base = (const uint8_t *)st + base_off();
@@ -107,9 +152,9 @@ static bool tage_predict(const void *st, const bp_geom *g, const bp_hist *h, uin
   if (!prov) {
     pred = base_pred;
   } else {
-    const tage_entry *pe = &tables[(size_t)(prov - 1) * per + m->idx[prov]];
+    const tage_entry *pe = &tables[g->toff[prov - 1] + m->idx[prov]];
     bool ppred = pe->ctr >= 0;
-    bool apred = alt ? tables[(size_t)(alt - 1) * per + m->idx[alt]].ctr >= 0 : base_pred;
+    bool apred = alt ? tables[g->toff[alt - 1] + m->idx[alt]].ctr >= 0 : base_pred;
     bool weak = (pe->ctr == 0 || pe->ctr == -1) && pe->u == 0;
     pred = (weak && hd->use_alt >= 0) ? apred : ppred;
   }
@@ -133,8 +178,7 @@ static void tage_update(void *st, const bp_geom *g, uint64_t pc, bool taken, con
   /* Re-find provider and alternate in the current tables at the predicted indices. */
   size_t per = (size_t)1 << c->tage_bits;
   const tage_entry *tables = ctab(st, c, 1);
-  uint32_t hit = 0; /* branch-free, as in tage_predict */
-  for (uint32_t i = 1; i <= n; i++) hit |= (uint32_t)(tables[(size_t)(i - 1) * per + m->idx[i]].tag == m->tag[i]) << i;
+  uint32_t hit = tage_hits(tables, g, n, m->idx, m->tag);
   int prov = tage_top(hit);
   int alt = tage_top(hit & ~(1u << prov));
   uint8_t *base = (uint8_t *)st + base_off();

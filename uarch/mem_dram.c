@@ -182,11 +182,15 @@ void mem_dram_write(mem_sys *m, uint64_t line, uint64_t now) {
 }
 
 /* One pass over a queue at t: the best schedulable request (row hits first, then the oldest)
- * into *best, and the earliest cycle any request of the queue could be scheduled into *min_t. */
+ * into *best, and the earliest cycle any request of the queue could be scheduled into *min_t.
+ * ready_at() and prep_of() inline, with the channel's constants loaded once (the scan runs
+ * once per issued request and once more per scheduling cycle: it is the scheduler's cost). */
 static void scan_queue(mem_sys *m, uint32_t ch, mem_dreq *q, uint32_t n, uint64_t t, mem_dreq **best,
                        uint64_t *min_t) {
   const dram_config *d = &m->cfg->dram;
   const mem_bank *banks = &m->bank[ch * d->banks];
+  const uint64_t bus_free = m->chan[ch].bus_free, t_cas = d->t_cas, t_rcd = d->t_rcd,
+                 t_miss = (uint64_t)d->t_rp + d->t_rcd;
   mem_dreq *b = NULL;
   bool best_hit = false;
   uint64_t mt = *min_t;
@@ -194,10 +198,14 @@ static void scan_queue(mem_sys *m, uint32_t ch, mem_dreq *q, uint32_t n, uint64_
     mem_dreq *r = &q[i];
     if (!r->valid) continue;
     seen++;
-    uint64_t rt = ready_at(m, ch, r);
+    const mem_bank *bk = &banks[r->bank];
+    bool hit = bk->open_row == r->row;
+    uint64_t need = (hit ? 0 : bk->open_row == NO_ROW ? t_rcd : t_miss) + t_cas;
+    uint64_t rt = r->arrive > bk->ready ? r->arrive : bk->ready;
+    uint64_t bus = bus_free > need ? bus_free - need : 0;
+    if (bus > rt) rt = bus;
     if (rt < mt) mt = rt;
     if (rt > t) continue;
-    bool hit = banks[r->bank].open_row == r->row;
     if (!b || (hit && !best_hit) || (hit == best_hit && r->seq < b->seq)) {
       b = r;
       best_hit = hit;

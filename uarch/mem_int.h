@@ -43,7 +43,8 @@ typedef struct mem_mshr {
   uint64_t trig_fid;    /* prefetch: the flow whose access triggered it */
   uint64_t alloc;       /* cycle allocated */
   uint64_t demand_at;   /* cycle the first demand request arrived (miss latency) */
-  uint64_t fill;        /* cycle the data arrives here; UINT64_MAX until known */
+  /* The cycle the data arrives here (UINT64_MAX until known) is mem_cache.mfill[index]. */
+  uint64_t pad0;        /* keeps the entry 64 bytes: indexing is a shift */
   int32_t wait_head;    /* first core waiter (L1 levels), -1 when none */
   uint8_t busy;
   uint8_t chained;      /* filled by the next level's MSHR for the same line */
@@ -51,7 +52,9 @@ typedef struct mem_mshr {
   uint8_t wrong_path;   /* allocated by a wrong-path request */
   uint8_t dirty;        /* a store is waiting: install the line dirty */
   uint8_t primary;      /* allocated by a demand miss: its fill adds to miss_latency_sum */
-  uint8_t pad[2];
+  int16_t up[2];        /* the MSHRs chained to this one, by upper level & 1 (L2: [0] L1I,
+                           [1] L1D; LLC: [0] L2); -1 when none. The same MSHRs a search of the
+                           upper levels for this line's `chained` entry finds, without it */
 } mem_mshr;
 
 /* A core request waiting (MEM_PENDING) on an L1 MSHR. */
@@ -179,6 +182,11 @@ typedef struct mem_pf_ops {
 #define MEM_PFVICT 64        /* evicted-by-prefetch filter entries per level (pollution stat) */
 #define MEM_WAIT_PER_MSHR 32 /* core waiters per L1 MSHR, pooled */
 #define MEM_MEMO 64          /* line -> way hints per cache level (not state) */
+#if defined(__SSE2__)
+#define MEM_HB_CHUNK 16      /* hash bytes compared at once: one SSE2 compare covers 16 ways */
+#else
+#define MEM_HB_CHUNK 8       /* hash bytes compared at once: one 64-bit SWAR test covers 8 ways */
+#endif
 
 struct mem_cache {
   const cache_config *cfg;
@@ -188,11 +196,17 @@ struct mem_cache {
   uint8_t *hb;          /* sets * hstride: an 8-bit hash of the line in each way (a filter for
                            set scans; meaningful for valid ways, checked against the tag) */
   uint8_t *nvalid;      /* sets: valid ways */
-  uint32_t hstride;     /* ways rounded up to a multiple of 8 */
-  uint64_t hb_last;     /* high-bit mask of the real ways in a set's last 8 hash bytes */
-  uint32_t *repl;       /* sets * ways replacement words */
+  uint32_t hstride;     /* ways rounded up to a multiple of MEM_HB_CHUNK */
+  uint64_t hb_last;     /* mask of the real ways in a set's last chunk of hash bytes (SSE2: one
+                           bit per way; else the high bit of each way's byte) */
+  uint32_t *repl;       /* sets * ways replacement words (NULL with `age`) */
+  uint8_t *age;         /* LRU with ways <= 16 (mem_repl_lru16): sets * 16 recency ranks, byte w
+                           of a set = number of ways used more recently than way w (a permutation
+                           of 0..ways-1; unused bytes MEM_AGE_NONE); NULL otherwise */
   mem_mshr *mshr;       /* cfg->mshrs */
   uint64_t *mline;      /* cfg->mshrs: line + 1 of each busy MSHR, 0 when free (fast search) */
+  uint64_t *mfill;      /* cfg->mshrs: cycle MSHR i's data arrives here; UINT64_MAX until known
+                           and when free (dense, so the entry that frees first is a short scan) */
   int32_t *mh_head;     /* MSHR lookup by line: mh_mask + 1 bucket heads (MSHR index, -1 empty);
                            a level holds at most one MSHR per line */
   int32_t *mh_next;     /* cfg->mshrs: next MSHR of the same bucket, -1 ends */
@@ -230,6 +244,8 @@ struct mem_sys {
   void *done_ctx;
   mem_event_fn obs;
   void *obs_ctx;
+  uint32_t obs_want;    /* kinds asked for by mem_set_observer_kinds (all by default) */
+  uint32_t obs_kinds;   /* kinds emitted: obs_want with an observer attached, else 0 */
   bool perfect[MREQ_NUM];
   mem_refusal refusal[MEM_REFUSALS];
   /* Everything below points into blk; mem_copy copies blk. */
@@ -249,6 +265,12 @@ struct mem_sys {
 
 /* mem_repl.c */
 extern const mem_repl_ops *const mem_repl_table[REPL_NUM];
+/* LRU for sets of at most 16 ways: the same choices as mem_repl_table[REPL_LRU], kept as ranks
+ * in mem_cache.age, so the victim is found without a scan. */
+extern const mem_repl_ops mem_repl_lru16;
+#define MEM_AGE_NONE 0x7f /* age byte of a way a set does not have: never younger, never last */
+/* Initialise the ranks of every set of c (ways in index order). */
+void mem_repl_age_init(mem_cache *c);
 extern const char *const mem_repl_names[REPL_NUM + 1];
 /* mem_pf.c */
 extern const mem_pf_ops *const mem_pf_table[PF_NUM];
@@ -274,7 +296,7 @@ void mem_llc_fill_known(mem_sys *m, uint32_t idx, uint64_t fill);
 /* Emit an observer event (cheap no-op without an observer). */
 static inline void mem_emit(const mem_sys *m, int kind, int level, uint32_t rid, uint64_t fid,
                             uint64_t addr, uint64_t cycle, uint64_t other, bool wp, bool pf) {
-  if (!m->obs) return;
+  if (!((m->obs_kinds >> kind) & 1)) return; /* no observer, or not a kind it wants */
   mem_event e = {(uint8_t)kind, (uint8_t)level, (uint8_t)wp, (uint8_t)pf, rid, fid, addr, cycle, other};
   m->obs(m->obs_ctx, &e);
 }

@@ -2,6 +2,10 @@
  * replacement word per line. */
 #include "mem_int.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 /* ---- LRU: the word is a last-use stamp from a per-level clock --------------------------- */
 
 /* Renumber every set's stamps to 1..ways in age order, so the clock can restart after it
@@ -44,6 +48,55 @@ static uint32_t lru_victim(mem_cache *c, uint32_t set) {
 }
 
 static const mem_repl_ops repl_lru = {"lru", lru_hit, lru_fill, lru_victim};
+
+/* ---- LRU as recency ranks (ways <= 16) ---------------------------------------------------
+ * The stamps above order the ways of a set by last use; the victim is the oldest (stamps of
+ * valid ways are distinct: each fill or hit takes a new one). The ranks below keep that order
+ * directly: a use moves the way to rank 0 and ages every way that was younger than it, so the
+ * oldest way is the one ranked ways - 1. The ranks start as a permutation in way order; a set
+ * needs a victim only when all its ways are valid, i.e. each was filled (moved to rank 0) at
+ * least once, so from then on the ranks are exactly the stamps' order: the same victims. */
+
+void mem_repl_age_init(mem_cache *c) {
+  for (uint32_t s = 0; s < c->sets; s++)
+    for (uint32_t w = 0; w < 16; w++) c->age[(size_t)s * 16 + w] = w < c->ways ? (uint8_t)w : MEM_AGE_NONE;
+}
+
+static inline void lru16_use(mem_cache *c, uint32_t set, uint32_t way) {
+  uint8_t *a = &c->age[(size_t)set * 16];
+#if defined(__SSE2__)
+  __m128i x = _mm_loadu_si128((const __m128i *)(const void *)a);
+  __m128i r = _mm_set1_epi8((char)a[way]);
+  x = _mm_sub_epi8(x, _mm_cmplt_epi8(x, r)); /* younger than `way` (all-ones lanes): one older */
+  _mm_storeu_si128((__m128i *)(void *)a, x);
+#else
+  uint8_t r = a[way];
+  for (uint32_t w = 0; w < 16; w++) a[w] = (uint8_t)(a[w] + (a[w] < r));
+#endif
+  a[way] = 0;
+}
+
+static void lru16_hit(mem_cache *c, uint32_t set, uint32_t way) { lru16_use(c, set, way); }
+
+static void lru16_fill(mem_cache *c, uint32_t set, uint32_t way, bool prefetch) {
+  (void)prefetch; /* MRU, as lru_fill */
+  lru16_use(c, set, way);
+}
+
+static uint32_t lru16_victim(mem_cache *c, uint32_t set) {
+  const uint8_t *a = &c->age[(size_t)set * 16];
+#if defined(__SSE2__)
+  __m128i x = _mm_loadu_si128((const __m128i *)(const void *)a);
+  uint32_t hit = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8((char)(c->ways - 1))));
+  return (uint32_t)__builtin_ctz(hit); /* exactly one way holds the last rank */
+#else
+  uint32_t w = 0;
+  while (a[w] != c->ways - 1) w++;
+  return w;
+#endif
+}
+
+const mem_repl_ops mem_repl_lru16 = {"lru", lru16_hit, lru16_fill, lru16_victim};
 
 /* ---- SRRIP-HP (Jaleel et al., ISCA 2010), 2-bit re-reference prediction values ---------- */
 

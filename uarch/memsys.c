@@ -80,6 +80,9 @@
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "mem_int.h"
 
@@ -194,8 +197,8 @@ static wi_rc check_cache(const cache_config *c, const char *name, uint32_t line,
     return wi_fail(err, WI_EINVAL, "mem.%s.prefetcher = %d is not a prefetcher", name, c->prefetcher);
   if (c->pf_degree > MEM_PF_MAX)
     return wi_fail(err, WI_EINVAL, "mem.%s.pf_degree = %u exceeds %d", name, c->pf_degree, MEM_PF_MAX);
-  if (c->mshrs >= 100000)
-    return wi_fail(err, WI_EINVAL, "mem.%s.mshrs = %u exceeds 99999", name, c->mshrs);
+  if (c->mshrs > 4096) /* the parameter's range; MSHR links are 16-bit (mem_mshr.up) */
+    return wi_fail(err, WI_EINVAL, "mem.%s.mshrs = %u exceeds 4096", name, c->mshrs);
   return WI_OK;
 }
 
@@ -271,14 +274,25 @@ static size_t layout(mem_sys *m, uint8_t *blk) {
     c->line_shift = log2u(cc->line);
     size_t lines = (size_t)c->sets * c->ways;
     PLACE(c->tags, lines * sizeof(uint64_t));
-    c->hstride = (c->ways + 7) & ~7u;
+    c->hstride = (c->ways + MEM_HB_CHUNK - 1) & ~(uint32_t)(MEM_HB_CHUNK - 1);
+#if defined(__SSE2__)
+    c->hb_last = c->ways % 16 ? (1ULL << (c->ways % 16)) - 1 : 0xffffULL;
+#else
     c->hb_last = c->ways % 8 ? 0x8080808080808080ULL & ((1ULL << (8 * (c->ways % 8))) - 1)
                              : 0x8080808080808080ULL;
+#endif
     PLACE(c->hb, (size_t)c->sets * c->hstride);
     PLACE(c->nvalid, c->sets);
-    PLACE(c->repl, lines * sizeof(uint32_t));
+    /* Replacement state: recency ranks (LRU, up to 16 ways) or one word per line. */
+    bool lru16 = cc->replacement == REPL_LRU && cc->ways <= 16;
+    c->age = NULL;
+    c->repl = NULL;
+    if (lru16) PLACE(c->age, (size_t)c->sets * 16);
+    else PLACE(c->repl, lines * sizeof(uint32_t));
+    assert(cc->mshrs <= INT16_MAX); /* mem_mshr.up holds MSHR indices in 16 bits */
     PLACE(c->mshr, cc->mshrs * sizeof(mem_mshr));
     PLACE(c->mline, cc->mshrs * sizeof(uint64_t));
+    PLACE(c->mfill, cc->mshrs * sizeof(uint64_t));
     c->mh_mask = 7;
     while (c->mh_mask + 1 < 2 * cc->mshrs) c->mh_mask = 2 * c->mh_mask + 1;
     c->mwords = (cc->mshrs + 63) / 64;
@@ -289,7 +303,7 @@ static size_t layout(mem_sys *m, uint8_t *blk) {
     if (l <= ML_L1D) PLACE(c->waiters, (size_t)cc->mshrs * MEM_WAIT_PER_MSHR * sizeof(mem_waiter));
     PLACE(c->pfvict, MEM_PFVICT * sizeof(uint64_t));
     c->pf_ops = mem_pf_table[cc->prefetcher];
-    c->repl_ops = mem_repl_table[cc->replacement];
+    c->repl_ops = lru16 ? &mem_repl_lru16 : mem_repl_table[cc->replacement];
     if (c->pf_ops) PLACE(c->pf_state, c->pf_ops->state_bytes(cc));
     if (blk) {
       c->ls = &m->st->lv[l];
@@ -322,7 +336,10 @@ static void reset_state(mem_sys *m) {
   memset(m->blk, 0, m->blk_bytes);
   for (int l = 0; l < ML_NCACHE; l++) {
     mem_cache *c = &m->c[l];
-    for (uint32_t i = 0; i < c->cfg->mshrs; i++) c->mshr[i].wait_head = -1;
+    for (uint32_t i = 0; i < c->cfg->mshrs; i++) {
+      c->mshr[i].wait_head = -1;
+      c->mfill[i] = UNKNOWN;
+    }
     for (uint32_t i = 0; i <= c->mh_mask; i++) c->mh_head[i] = -1;
     if (c->cfg->mshrs % 64) c->mbusy[c->mwords - 1] = ~0ULL << (c->cfg->mshrs % 64);
     memset(c->memo_line, 0, sizeof c->memo_line);
@@ -334,6 +351,7 @@ static void reset_state(mem_sys *m) {
       c->ls->wait_free = -1;
     }
     if (c->pf_ops) c->pf_ops->init(c->pf_state, c->cfg);
+    if (c->age) mem_repl_age_init(c);
   }
   m->st->l1_bw_cycle[0] = m->st->l1_bw_cycle[1] = UINT64_MAX;
   mem_dram_init(m);
@@ -371,6 +389,13 @@ size_t mem_state_bytes(const mem_sys *m) { return m->blk_bytes; }
 void mem_set_observer(mem_sys *m, mem_event_fn fn, void *ctx) {
   m->obs = fn;
   m->obs_ctx = ctx;
+  m->obs_want = ~0u;
+  m->obs_kinds = fn ? m->obs_want : 0;
+}
+
+void mem_set_observer_kinds(mem_sys *m, uint32_t kinds) {
+  m->obs_want = kinds;
+  m->obs_kinds = m->obs ? kinds : 0;
 }
 
 void mem_set_perfect(mem_sys *m, int type, bool on) {
@@ -444,14 +469,29 @@ static inline uint8_t line_hash8(uint64_t line) {
 }
 
 /* The way of set `line & set_mask` holding line, or -1. The hash bytes of the set are compared
- * eight at a time (a byte is zero in x exactly where it matches: the usual SWAR test), and only
+ * sixteen at a time (SSE2: one compare and a byte mask cover a 16-way set) or eight at a time
+ * (elsewhere: a byte is zero in x exactly where it matches, the usual SWAR test), and only
  * matching ways are checked against their tag. A line is held in at most one way. */
 static inline int cache_find(const mem_cache *c, uint64_t line, uint32_t *set) {
   uint32_t s = (uint32_t)(line & c->set_mask);
   *set = s;
   const uint64_t *t = &c->tags[(size_t)s * c->ways];
   const uint8_t *hb = &c->hb[(size_t)s * c->hstride];
-  const uint64_t key = (line << MT_SHIFT) | MT_VALID, lo7 = 0x7f7f7f7f7f7f7f7fULL;
+  const uint64_t key = (line << MT_SHIFT) | MT_VALID;
+#if defined(__SSE2__)
+  const __m128i pat = _mm_set1_epi8((char)line_hash8(line));
+  for (uint32_t k = 0; k < c->hstride; k += 16) {
+    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(hb + k));
+    uint64_t hit = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, pat));
+    if (k + 16 > c->ways) hit &= c->hb_last;
+    for (; hit; hit &= hit - 1) {
+      uint32_t w = k + (uint32_t)__builtin_ctzll(hit);
+      if ((t[w] & ~(uint64_t)(MT_DIRTY | MT_PF)) == key) return (int)w;
+    }
+  }
+  return -1;
+#else
+  const uint64_t lo7 = 0x7f7f7f7f7f7f7f7fULL;
   const uint64_t pat = 0x0101010101010101ULL * line_hash8(line);
   for (uint32_t k = 0; k < c->hstride; k += 8) {
     uint64_t x;
@@ -465,6 +505,7 @@ static inline int cache_find(const mem_cache *c, uint64_t line, uint32_t *set) {
     }
   }
   return -1;
+#endif
 }
 
 /* cache_find through the level's line -> way hints (L1 levels: most accesses hit a line
@@ -536,31 +577,33 @@ static uint32_t mshr_alloc(mem_sys *m, int level, uint64_t line, const req_info 
   lvl_touch(c->ls);
   mem_mshr *ms = &c->mshr[i];
   *ms = (mem_mshr){.line = line, .fid = pf ? UINT64_MAX : ri->fid, .trig_fid = ri->fid,
-                   .alloc = now, .demand_at = now, .fill = UNKNOWN, .wait_head = -1, .busy = 1,
+                   .alloc = now, .demand_at = now, .wait_head = -1, .busy = 1,
                    .pf = pf, .wrong_path = ri->wrong_path, .dirty = ri->store,
-                   .primary = pf == 0};
+                   .primary = pf == 0, .up = {-1, -1}};
   c->ls->mshr_used++;
   mem_emit(m, MEV_MSHR_ALLOC, level, MEM_RID(level, MRK_MSHR, i), ms->fid, line << c->line_shift,
            now, pf ? ri->fid : UINT64_MAX, ri->wrong_path, pf != 0);
   return i;
 }
 
-/* Set a known fill cycle on every MSHR chained above (level, line). */
-static void propagate_fill(mem_sys *m, int level, uint64_t line, uint64_t fill) {
-  for (int u = ML_L1I; u < level; u++) {
-    if (next_level(u) != level) continue;
+/* The level of the MSHRs in slot k of up[] of an MSHR at `level` (see mem_mshr.up). */
+static inline int up_level(int level, int k) { return level == ML_LLC ? ML_L2 : k; }
+
+/* Set a known fill cycle on every MSHR chained above MSHR idx of level. */
+static void propagate_fill(mem_sys *m, int level, uint32_t idx, uint64_t fill) {
+  const mem_mshr *ms = &m->c[level].mshr[idx];
+  for (int k = 0; k < 2; k++) {
+    if (ms->up[k] < 0) continue;
+    int u = up_level(level, k);
     mem_cache *c = &m->c[u];
-    int i = mshr_find(c, line);
-    if (i >= 0 && c->mshr[i].chained) {
-      c->mshr[i].fill = fill;
-      lvl_touch(c->ls);
-      propagate_fill(m, u, line, fill);
-    }
+    c->mfill[ms->up[k]] = fill;
+    lvl_touch(c->ls);
+    propagate_fill(m, u, (uint32_t)ms->up[k], fill);
   }
 }
 
 static void cache_install(mem_sys *m, int level, uint64_t line, uint64_t t, bool dirty, bool pf,
-                          uint64_t fid);
+                          uint64_t fid, bool absent);
 
 /* Write a dirty victim back into `level` (or DRAM): marks the copy there dirty, or allocates it. */
 static void writeback_to(mem_sys *m, int level, uint64_t line, uint64_t t) {
@@ -575,7 +618,7 @@ static void writeback_to(mem_sys *m, int level, uint64_t line, uint64_t t) {
     c->tags[(size_t)set * c->ways + (uint32_t)w] |= MT_DIRTY;
     if (level == ML_LLC && !c->cfg->inclusive) c->repl_ops->hit(c, set, (uint32_t)w); /* see evict */
   } else {
-    cache_install(m, level, line, t, true, false, UINT64_MAX);
+    cache_install(m, level, line, t, true, false, UINT64_MAX, true);
   }
 }
 
@@ -628,18 +671,19 @@ static void evict(mem_sys *m, int level, uint32_t set, uint32_t w, uint64_t t, u
     mem_cache *llc = &m->c[ML_LLC];
     uint32_t lset;
     int lw = cache_find(llc, vline, &lset);
-    if (lw < 0) cache_install(m, ML_LLC, vline, t, false, false, fid);
+    if (lw < 0) cache_install(m, ML_LLC, vline, t, false, false, fid, true);
     else llc->repl_ops->hit(llc, lset, (uint32_t)lw);
   }
   if (level == ML_LLC && c->cfg->inclusive) back_invalidate(m, vline, t);
 }
 
+/* Install line at level (absent: the caller has just looked it up there and not found it). */
 static void cache_install(mem_sys *m, int level, uint64_t line, uint64_t t, bool dirty, bool pf,
-                          uint64_t fid) {
+                          uint64_t fid, bool absent) {
   mem_cache *c = &m->c[level];
   uint32_t set = (uint32_t)(line & c->set_mask);
   /* Only L2 and LLC receive write-backs, so only there can a fill find its line present. */
-  int w = level >= ML_L2 ? cache_find(c, line, &set) : -1;
+  int w = level >= ML_L2 && !absent ? cache_find(c, line, &set) : -1;
   uint64_t *tags = &c->tags[(size_t)set * c->ways];
   if (w >= 0) { /* already here (a write-back raced the fill): merge the dirty bit */
     if (dirty) tags[w] |= MT_DIRTY;
@@ -847,6 +891,7 @@ static uint32_t miss_commit(mem_sys *m, int level, uint64_t line, const req_info
     int j = pr->mshr[l];
     if (j >= 0) {
       mem_mshr *ms = &c->mshr[j];
+      ms->up[up & 1] = (int16_t)uidx;
       if (demand) {
         c->stats->merges++;
         if (ri->wrong_path) c->stats->wrong_path_accesses++;
@@ -860,7 +905,7 @@ static uint32_t miss_commit(mem_sys *m, int level, uint64_t line, const req_info
                  now, ms->fid, ri->wrong_path, false);
         if (req) pf_train(m, l, req, line, false, false, pb);
       }
-      fill = ms->fill;
+      fill = c->mfill[j];
       break;
     }
     if (demand) {
@@ -871,14 +916,16 @@ static uint32_t miss_commit(mem_sys *m, int level, uint64_t line, const req_info
     }
     req_info lower = *ri;
     lower.store = 0; /* only the L1 copy becomes dirty */
-    uidx = mshr_alloc(m, l, line, &lower, demand ? 0 : 2, now);
+    uint32_t lidx = mshr_alloc(m, l, line, &lower, demand ? 0 : 2, now);
+    c->mshr[lidx].up[up & 1] = (int16_t)uidx;
+    uidx = lidx;
     up = l;
     t = s;
   }
   if (fill != UNKNOWN) { /* every MSHR of the new chain shares the fill cycle */
-    m->c[up].mshr[uidx].fill = fill;
+    m->c[up].mfill[uidx] = fill;
     lvl_touch(m->c[up].ls);
-    propagate_fill(m, up, line, fill);
+    propagate_fill(m, up, uidx, fill);
   }
   return top;
 }
@@ -907,26 +954,17 @@ static void do_fill(mem_sys *m, int level, uint32_t idx, uint64_t t) {
   mem_cache *c = &m->c[level];
   mem_mshr *ms = &c->mshr[idx];
   uint64_t line = ms->line;
-  ms->fill = t;
+  c->mfill[idx] = t;
   /* A non-inclusive LLC passes memory fills up to the L2 without keeping them (it receives
    * them later as L2 victims), unless no L2 miss waits for the line (an LLC prefetch). */
-  bool keep = true;
-  if (level == ML_LLC && !c->cfg->inclusive) {
-    const mem_cache *l2 = &m->c[ML_L2];
-    int i = mshr_find(l2, line);
-    if (i >= 0 && l2->mshr[i].chained) keep = false;
-  }
-  if (keep) cache_install(m, level, line, t, ms->dirty, ms->pf == 1, ms->fid);
+  bool keep = !(level == ML_LLC && !c->cfg->inclusive && ms->up[0] >= 0);
+  if (keep) cache_install(m, level, line, t, ms->dirty, ms->pf == 1, ms->fid, false);
   if (ms->primary) c->stats->miss_latency_sum += t - ms->alloc;
   mem_emit(m, MEV_FILL, level, MEM_RID(level, MRK_MSHR, idx), ms->fid, line << c->line_shift, t,
            ms->trig_fid, ms->wrong_path, ms->pf != 0);
   /* Fill the MSHRs chained above, in the same cycle. */
-  for (int u = ML_L1I; u < level; u++) {
-    if (next_level(u) != level) continue;
-    mem_cache *uc = &m->c[u];
-    int i = mshr_find(uc, line);
-    if (i >= 0 && uc->mshr[i].chained) do_fill(m, u, (uint32_t)i, t);
-  }
+  for (int k = 0; k < 2; k++)
+    if (ms->up[k] >= 0) do_fill(m, up_level(level, k), (uint32_t)ms->up[k], t);
   /* Wake the core requests waiting here. */
   for (int32_t w = ms->wait_head; w >= 0;) {
     mem_waiter *wt = &c->waiters[w];
@@ -941,17 +979,17 @@ static void do_fill(mem_sys *m, int level, uint32_t idx, uint64_t t) {
   ms->busy = 0;
   mshr_unlink(c, idx);
   c->mline[idx] = 0;
+  c->mfill[idx] = UNKNOWN;
   ms->wait_head = -1;
   mem_emit(m, MEV_MSHR_RELEASE, level, MEM_RID(level, MRK_MSHR, idx), ms->fid,
            line << c->line_shift, t, UINT64_MAX, ms->wrong_path, ms->pf != 0);
 }
 
 void mem_llc_fill_known(mem_sys *m, uint32_t idx, uint64_t fill) {
-  mem_mshr *ms = &m->c[ML_LLC].mshr[idx];
-  ms->fill = fill;
+  m->c[ML_LLC].mfill[idx] = fill;
   lvl_touch(m->c[ML_LLC].ls);
   heap_push(m, ML_LLC, idx, fill);
-  propagate_fill(m, ML_LLC, ms->line, fill);
+  propagate_fill(m, ML_LLC, idx, fill);
 }
 
 /* ---- the core's interface ---------------------------------------------------------------- */
@@ -999,17 +1037,20 @@ static void blocked(mem_sys *m, int blk, const mem_req *req, uint64_t now, uint6
     if (!req->retry) c->stats->mshr_full_events++;
     mem_lstate *ls = c->ls;
     if (!ls->minf_ok) { /* the entry that frees first */
+      /* Free entries hold UNKNOWN in mfill, so a plain scan finds the smallest known fill cycle
+       * (lowest index on ties); with none known, the lowest busy index. */
       int32_t best = -1;
       uint64_t bf = UNKNOWN;
-      for (uint32_t wd = 0; wd < c->mwords; wd++)
-        for (uint64_t b = c->mbusy[wd]; b; b &= b - 1) {
-          uint32_t i = wd * 64 + (uint32_t)__builtin_ctzll(b);
-          if (i >= c->cfg->mshrs) break;
-          if (best < 0 || c->mshr[i].fill < bf) {
-            best = (int32_t)i;
-            bf = c->mshr[i].fill;
-          }
+      for (uint32_t i = 0, n = c->cfg->mshrs; i < n; i++)
+        if (c->mfill[i] < bf) {
+          best = (int32_t)i;
+          bf = c->mfill[i];
         }
+      if (best < 0 && ls->mshr_used) {
+        uint32_t wd = 0;
+        while (!c->mbusy[wd]) wd++;
+        best = (int32_t)(wd * 64 + (uint32_t)__builtin_ctzll(c->mbusy[wd]));
+      }
       ls->minf_fill = bf;
       ls->minf_idx = best;
       ls->minf_ok = 1;
@@ -1054,20 +1095,22 @@ int mem_access(mem_sys *m, const mem_req *req, uint64_t now, uint64_t *ready) {
     }
   }
   uint64_t line = req->addr >> c->line_shift;
+  /* A standing refusal first: it implies the line is still absent from the entry level (any
+   * change of that level's contents changes its version), so the lookup can wait. */
+  mem_refusal *rf = &m->refusal[(line ^ (line >> 4)) & (MEM_REFUSALS - 1)];
+  if (rf->line1 == line + 1 && rf->level == level && refusal_stands(m, rf)) {
+    blocked(m, rf->blk, req, now, ready);
+    return MEM_BLOCKED;
+  }
   uint32_t set;
   int w = cache_find_memo(c, line, &set);
   int j = -1;
   probe_res pr;
   if (w < 0) {
-    mem_refusal *rf = &m->refusal[(line ^ (line >> 4)) & (MEM_REFUSALS - 1)];
-    if (rf->line1 == line + 1 && rf->level == level && refusal_stands(m, rf)) {
-      blocked(m, rf->blk, req, now, ready);
-      return MEM_BLOCKED;
-    }
     int blk = -1;
     j = mshr_find(c, line);
     if (j >= 0) {
-      if (c->mshr[j].fill == UNKNOWN && c->ls->wait_free < 0) blk = level;
+      if (c->mfill[j] == UNKNOWN && c->ls->wait_free < 0) blk = level;
     } else {
       blk = miss_probe(m, level, line, false, &pr);
     }
@@ -1134,8 +1177,9 @@ int mem_access(mem_sys *m, const mem_req *req, uint64_t now, uint64_t *ready) {
       idx = miss_commit(m, level, line, &ri, req, t, now, &pb, &pr);
     }
     mem_mshr *ms = &c->mshr[idx];
-    if (ms->fill != UNKNOWN) {
-      *ready = ms->fill > t + lat ? ms->fill : t + lat;
+    uint64_t mf = c->mfill[idx];
+    if (mf != UNKNOWN) {
+      *ready = mf > t + lat ? mf : t + lat;
       rc = MEM_DONE;
     } else {
       int32_t wi = c->ls->wait_free;

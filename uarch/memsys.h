@@ -214,6 +214,11 @@ const char *mem_rid_name(uint32_t rid, char *buf, size_t n);
  *   HIT/MISS/EVICT/WRITEBACK/PREFETCH, DRAM queue slots for DRAM_ENQ/DEQ (write queue slots
  *   are numbered from 500), the TLB for TLB_MISS. */
 
+/* Limit the observer to the event kinds in `kinds` (bit k: mem_ev_kind k); mem_set_observer()
+ * resets it to every kind. An observer that needs a few kinds (the core model's miss tracking
+ * needs MEV_MISS only) spares the memory system building and passing the others. */
+void mem_set_observer_kinds(mem_sys *m, uint32_t kinds);
+
 /* Zero every statistic (after a warm-up), keeping all other state. */
 void mem_stats_reset(mem_sys *m);
 /* Bytes mem_copy() copies (the whole mutable state). */

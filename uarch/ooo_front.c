@@ -196,225 +196,305 @@ static void call_wp_filter(ooo_model *restrict m, const ooo_tmpl *t, ooo_fq *q) 
   q->lat_set = mod.lat_set;
 }
 
+/* The hit path of oo_tmpl_pc's front cache (same hash as in ooo_model.c), inline: wrong-path
+ * fetch looks up every instruction by PC. */
+static inline const ooo_tmpl *tmpl_at(ooo_model *restrict m, uint64_t pc) {
+  uint32_t k = (uint32_t)(pc ^ (pc >> 10)) & 1023;
+  if (__builtin_expect(m->tc_pc[k] == pc + 1, 1)) return m->tc_t[k];
+  return oo_tmpl_pc(m, pc);
+}
+
+/* Predict the branch t at pc (fetch-queue entry q; window entry w on the correct path, NULL on
+ * the wrong path): checkpoint (correct path), direction, target, RAS, history, BTB bubble,
+ * confidence gating. Sets *next and, when fetch must stop this cycle, *stop. Inlined into the
+ * correct-path and the wrong-path loops (w NULL there drops the checkpoint code). */
+static inline __attribute__((always_inline)) void
+fetch_branch(ooo_model *restrict m, ooo_state *st, uint64_t now, const ooo_tmpl *t, ooo_win *w, ooo_fq *q,
+             uint64_t pc, bool perfect, uint32_t *taken, uint64_t *next, bool *stop) {
+  const ooo_fe_config *fc = &m->cfg.fe;
+  const bp_config *bc = &m->cfg.bp;
+  const uint64_t fall = pc + t->len;
+  /* Checkpoint (correct path) before the branch updates history and RAS. */
+  ooo_bck *b = NULL;
+  uint32_t bi = OOO_NIL;
+  if (w) {
+    bi = (uint32_t)(st->bck_tail & m->bck_mask);
+    b = &m->bck[bi];
+    b->h = st->hist;
+    ras_save(&st->ras, m->ras_e, &b->ras);
+    if (m->bck_ras) memcpy(m->bck_ras + (size_t)bi * m->ras_depth, m->ras_e, m->ras_depth * 8);
+    b->pc = pc;
+    b->fall = fall;
+    b->next_pc = w->next_pc;
+    b->br = t->br;
+    b->taken = w->next_pc != fall || t->br != BR_COND;
+    b->mispred = 0;
+    q->bck = bi;
+    st->bck_tail++;
+  }
+  bool ptaken = true, btb_hit = true;
+  uint64_t ptarget = fall, tmp;
+  bp_meta meta_wp; /* wrong path: the prediction's meta is not kept */
+  bp_meta *meta = b ? &b->meta : &meta_wp;
+  uint32_t ind_idx = 0, conf_idx = 0;
+  switch (t->br) {
+  case BR_COND:
+    ptaken = m->bp->predict(m->bp_state, &m->geom, &st->hist, pc, meta);
+    ptarget = t->target;
+    if (ptaken) btb_hit = bp_btb_lookup(m->btb, bc, pc, &tmp);
+    break;
+  case BR_JUMP:
+  case BR_CALL:
+    ptarget = t->target;
+    btb_hit = bp_btb_lookup(m->btb, bc, pc, &tmp);
+    break;
+  case BR_IND_JUMP:
+  case BR_IND_CALL:
+    ind_idx = bp_ind_index(bc, &st->hist, pc);
+    if (!bp_ind_lookup(m->ind, bc, ind_idx, pc, &ptarget) && !bp_btb_lookup(m->btb, bc, pc, &ptarget))
+      ptarget = fall;
+    break;
+  case BR_RET:
+    if (!ras_pop(&st->ras, m->ras_e, m->ras_depth, &ptarget)) ptarget = fall;
+    break;
+  default: break;
+  }
+  if (t->br == BR_COND && fc->wrong_path == WP_CONFIDENCE) conf_idx = bp_conf_index(bc, &st->hist, pc);
+  if (br_is_call(t->br)) ras_push(&st->ras, m->ras_e, m->ras_depth, fall);
+  if (w && perfect && !(w->flags & TI_ASYNC)) {
+    ptaken = w->next_pc != fall || t->br != BR_COND;
+    ptarget = w->next_pc;
+    btb_hit = true;
+  }
+  *next = ptaken ? ptarget : fall;
+  bp_hist_push(&m->geom, &st->hist, m->hist_ring, pc, ptaken);
+  if (ptaken) q->flags |= FQ_TAKEN;
+  if (b) {
+    b->ind_idx = ind_idx;
+    b->conf_idx = conf_idx;
+    b->pred_taken = ptaken;
+    b->btb_ok = btb_hit && ptaken && !br_is_indirect(t->br) && t->br != BR_RET;
+    if (!(w->flags & TI_ASYNC) && *next != w->next_pc) {
+      b->mispred = 1;
+      q->flags |= FQ_MISPRED;
+    }
+  }
+  if (!btb_hit && ptaken && (t->br == BR_COND || t->br == BR_JUMP || t->br == BR_CALL)) {
+    /* The decoder finds the taken direct branch: insert it, bubble. */
+    bp_btb_update(m->btb, bc, pc, t->target);
+    if (w) st->stats.btb_bubbles++;
+    st->fetch_resume = now + fc->btb_miss_penalty;
+    st->fe_rid = OOO_RID_BPRED;
+    *stop = true;
+  }
+  if (t->br == BR_COND && fc->wrong_path == WP_CONFIDENCE && !perfect &&
+      !bp_conf_high(m->conf, bc, conf_idx)) {
+    q->flags |= FQ_GATE;
+    if (++st->lowconf_n > bc->conf_gate) { /* more than N unresolved: gate fetch */
+      st->fstall = FS_GATE;
+      *stop = true;
+    }
+  }
+  if (ptaken && ++*taken >= fc->fetch_taken) *stop = true;
+}
+
+/* Access the instruction line of pc unless fetch is on it already (or the uop cache holds it);
+ * false when fetch cannot proceed this cycle. tail: the fetch loop's queue tail, stored before
+ * the memory system runs. */
+static inline bool fetch_line(ooo_model *restrict m, ooo_state *st, uint64_t now, uint64_t pc, uint64_t fid,
+                              uint64_t tail) {
+  uint64_t line = pc >> m->line_shift;
+  if (line == st->ic_line) return true;
+  uint32_t nd = m->cfg.fe.uop_cache_lines;
+  uint64_t *d = nd ? &m->dsb[line & (nd - 1)] : NULL;
+  if (d && *d == line + 1) {
+    st->ic_line = line; /* delivered by the uop cache */
+    return true;
+  }
+  st->fq_tail = tail;
+  if (!icache_access(m, now, pc, line, fid)) return false;
+  if (d) *d = line + 1;
+  return true;
+}
+
+/* The common part of a fetch-queue entry. */
+static inline ooo_fq *fq_entry(ooo_model *restrict m, ooo_state *st, uint64_t tail, uint64_t pc, uint64_t now,
+                               uint64_t avail) {
+  ooo_fq *q = oo_fq(m, tail);
+  q->pc = pc;
+  q->fetch_cycle = now;
+  q->avail = avail;
+  q->fe_by = st->fe_by;
+  q->fe_rid = st->fe_rid;
+  st->fe_by = OOO_FID_NONE;
+  st->fe_rid = OOO_RID_FETCH;
+  q->bck = OOO_NIL;
+  q->bck_at = st->bck_tail;
+  return q;
+}
+
+static void fetch_event(ooo_model *restrict m, uint64_t now, const ooo_fq *q, const ooo_tmpl *t, bool wrong) {
+  ooo_ev e;
+  memset(&e, 0, sizeof e);
+  e.cycle = now;
+  e.fid = q->fid;
+  e.pc = q->pc;
+  e.sid = t->sid;
+  e.rid = OOO_RID_FETCH;
+  e.wrong_path = wrong;
+  m->obs->fetch(m->obs_ctx, &e);
+}
+
+/* Fetch down the wrong path for the rest of the cycle: n instructions, `bytes` bytes and `taken`
+ * predicted-taken branches fetched so far, fetch-queue tail `tail`. Its own loop: nothing of
+ * the correct path (window, checkpoints) is live, and wrong-path fetch is most of the fetched
+ * instructions of a branchy program. */
+static void fetch_wrong(ooo_model *restrict m, uint64_t now, uint32_t n, uint32_t bytes, uint32_t taken,
+                        uint64_t tail) {
+  ooo_state *st = m->st;
+  const ooo_fe_config *fc = &m->cfg.fe;
+  const uint32_t width = fc->fetch_width, max_bytes = fc->fetch_bytes;
+  const uint64_t avail = now + fc->fetch_to_rename;
+  uint64_t pc = st->wp_pc;
+  while (n < width) {
+    if (tail - st->fq_head >= fc->fetch_queue) {
+      st->fe_block = 1;
+      break;
+    }
+    const ooo_tmpl *t = tmpl_at(m, pc);
+    if (!t) { /* no code here: the wrong path ends until the redirect */
+      st->fstall = FS_MISPRED;
+      break;
+    }
+    if (n && bytes + t->len > max_bytes) break;
+    if (!fetch_line(m, st, now, pc, OOO_FID_WRONG | st->wp_count, tail)) break;
+    ooo_fq *q = fq_entry(m, st, tail, pc, now, avail);
+    bool perfect = fc->perfect_branch;
+    q->fid = OOO_FID_WRONG | st->wp_count++;
+    q->win = 0;
+    q->flags = (uint8_t)(FQ_WRONG | (t->n_mem_def ? FQ_MEM : 0));
+    q->mod = 0;
+    q->lat_add = 0;
+    q->lat_set = -1;
+    if (t->sid != UINT32_MAX) {
+      const uint64_t *la = &m->last_addr[(size_t)t->sid * 2];
+      q->tid = t->sid;
+      q->wp_addr[0] = la[0];
+      q->wp_addr[1] = la[1];
+    } else {
+      q->tid = OOO_TID_PC;
+      q->wp_addr[0] = q->wp_addr[1] = 0;
+    }
+    if (__builtin_expect(m->filter != NULL, 0)) {
+      call_wp_filter(m, t, q);
+      if (q->mod & MOD_PBRANCH) perfect = true;
+    }
+    st->stats.fetched[1]++;
+    st->wp_since++;
+    if (__builtin_expect(m->obs && m->obs->fetch, 0)) {
+      st->fq_tail = tail;
+      st->wp_pc = pc;
+      fetch_event(m, now, q, t, true);
+    }
+    n++;
+    bytes += t->len;
+    tail++;
+    uint64_t next = pc + t->len;
+    bool stop = false;
+    if (t->br) fetch_branch(m, st, now, t, NULL, q, pc, perfect, &taken, &next, &stop);
+    pc = next;
+    if (fc->wrong_path == WP_CAP && st->wp_since >= fc->wrong_path_cap) {
+      st->fstall = FS_MISPRED;
+      stop = true;
+    }
+    if (stop) break;
+  }
+  st->wp_pc = pc;
+  st->fq_tail = tail;
+}
+
 void oo_fetch(ooo_model *restrict m, uint64_t now) {
   ooo_state *st = m->st;
   st->fe_block = 0;
   if (st->fstall != FS_RUN || now < st->fetch_resume) return;
+  if (st->wrong) {
+    fetch_wrong(m, now, 0, 0, 0, st->fq_tail);
+    return;
+  }
   const ooo_fe_config *fc = &m->cfg.fe;
-  const bp_config *bc = &m->cfg.bp;
+  /* Loop-carried values in locals (the stores into the fetch queue would make the compiler
+   * reload them from the state for every instruction); written back before anything outside
+   * this file runs (memory system, observer) and at the end. */
+  const uint32_t width = fc->fetch_width, max_bytes = fc->fetch_bytes;
+  const uint64_t avail = now + fc->fetch_to_rename;
   uint32_t n = 0, taken = 0, bytes = 0;
-  while (n < fc->fetch_width) {
-    if (st->fq_tail - st->fq_head >= fc->fetch_queue) {
+  uint64_t tail = st->fq_tail;
+  while (n < width) {
+    if (tail - st->fq_head >= fc->fetch_queue) {
       st->fe_block = 1;
       break;
     }
-    const ooo_tmpl *t;
-    ooo_win *w = NULL;
-    uint64_t pc;
-    if (!st->wrong) {
-      if (st->win_fetch == st->win_fill && !oo_fill_window(m)) {
-        if (!m->failed) st->fstall = FS_END;
-        break;
-      }
-      w = oo_win(m, st->win_fetch);
-      pc = w->pc;
-      t = oo_tmpl_sid(m, w->sid);
-    } else {
-      pc = st->wp_pc;
-      t = oo_tmpl_pc(m, pc);
-      if (!t) { /* no code here: the wrong path ends until the redirect */
-        st->fstall = FS_MISPRED;
-        break;
-      }
+    if (st->win_fetch == st->win_fill && !oo_fill_window(m)) {
+      if (!m->failed) st->fstall = FS_END;
+      break;
     }
-    if (n && bytes + t->len > fc->fetch_bytes) break;
-    if (!st->wrong && t->br && st->bck_tail - st->bck_head >= fc->branch_checkpoints) {
+    ooo_win *w = oo_win(m, st->win_fetch);
+    const uint64_t pc = w->pc;
+    const ooo_tmpl *t = oo_tmpl_sid(m, w->sid);
+    if (n && bytes + t->len > max_bytes) break;
+    if (t->br && st->bck_tail - st->bck_head >= fc->branch_checkpoints) {
       st->fe_block = 1;
       st->fe_rid = OOO_RID_BPRED;
       break;
     }
-    uint64_t line = pc >> m->line_shift;
-    if (line != st->ic_line) {
-      uint32_t nd = fc->uop_cache_lines;
-      uint64_t *d = nd ? &m->dsb[line & (nd - 1)] : NULL;
-      if (d && *d == line + 1) {
-        st->ic_line = line; /* delivered by the uop cache */
-      } else {
-        if (!icache_access(m, now, pc, line, st->wrong ? (OOO_FID_WRONG | st->wp_count) : w->index)) break;
-        if (d) *d = line + 1;
-      }
-    }
+    if (!fetch_line(m, st, now, pc, w->index, tail)) break;
 
-    /* The fetch-queue entry. */
-    ooo_fq *q = oo_fq(m, st->fq_tail);
-    q->pc = pc;
-    q->fetch_cycle = now;
-    q->avail = now + fc->fetch_to_rename;
-    q->fe_by = st->fe_by;
-    q->fe_rid = st->fe_rid;
-    st->fe_by = OOO_FID_NONE;
-    st->fe_rid = OOO_RID_FETCH;
-    q->bck = OOO_NIL;
-    q->bck_at = st->bck_tail;
-    q->flags = 0;
-    q->wp_addr[0] = q->wp_addr[1] = 0;
+    ooo_fq *q = fq_entry(m, st, tail, pc, now, avail);
     bool perfect = fc->perfect_branch;
-    if (w) {
-      q->fid = w->index;
-      q->tid = w->sid;
-      q->win = st->win_fetch;
-      q->mod = w->mod;
-      if (w->n_mem) q->flags = FQ_MEM;
-      if (__builtin_expect(w->mod != 0, 0)) {
-        q->lat_add = w->lat_add;
-        q->lat_set = w->lat_set;
-        if (w->mod & MOD_PBRANCH) perfect = true;
-      }
-      /* remember addresses for wrong-path executions of this PC */
-      uint64_t *la = &m->last_addr[(size_t)w->sid * 2];
-      for (uint32_t i = 0; i < w->n_mem && i < 2; i++) la[i] = m->mem[(w->mem_pos + i) & m->mem_mask].addr;
-      st->stats.fetched[0]++;
-    } else {
-      q->fid = OOO_FID_WRONG | st->wp_count++;
-      q->tid = t->sid != UINT32_MAX ? t->sid : OOO_TID_PC;
-      q->win = 0;
-      q->flags = (uint8_t)(FQ_WRONG | (t->n_mem_def ? FQ_MEM : 0));
-      q->mod = 0;
-      q->lat_add = 0;
-      q->lat_set = -1;
-      if (t->sid != UINT32_MAX) {
-        const uint64_t *la = &m->last_addr[(size_t)t->sid * 2];
-        q->wp_addr[0] = la[0];
-        q->wp_addr[1] = la[1];
-      }
-      if (m->filter) call_wp_filter(m, t, q);
-      if (q->mod & MOD_PBRANCH) perfect = true;
-      st->stats.fetched[1]++;
-      st->wp_since++;
+    q->fid = w->index;
+    q->tid = w->sid;
+    q->win = st->win_fetch;
+    q->mod = w->mod;
+    q->flags = w->n_mem ? FQ_MEM : 0;
+    q->wp_addr[0] = q->wp_addr[1] = 0;
+    if (__builtin_expect(w->mod != 0, 0)) {
+      q->lat_add = w->lat_add;
+      q->lat_set = w->lat_set;
+      if (w->mod & MOD_PBRANCH) perfect = true;
     }
-    if (m->obs && m->obs->fetch) {
-      ooo_ev e;
-      memset(&e, 0, sizeof e);
-      e.cycle = now;
-      e.fid = q->fid;
-      e.pc = pc;
-      e.sid = t->sid;
-      e.rid = OOO_RID_FETCH;
-      e.wrong_path = st->wrong;
-      m->obs->fetch(m->obs_ctx, &e);
+    /* remember addresses for wrong-path executions of this PC */
+    uint64_t *la = &m->last_addr[(size_t)w->sid * 2];
+    for (uint32_t i = 0; i < w->n_mem && i < 2; i++) la[i] = m->mem[(w->mem_pos + i) & m->mem_mask].addr;
+    st->stats.fetched[0]++;
+    if (__builtin_expect(m->obs && m->obs->fetch, 0)) {
+      st->fq_tail = tail;
+      fetch_event(m, now, q, t, false);
     }
     n++;
     bytes += t->len;
-    st->fq_tail++;
-    uint64_t fall = pc + t->len;
-    uint64_t next = fall;
+    tail++;
+    uint64_t next = pc + t->len;
     bool stop = false;
+    if (t->br) fetch_branch(m, st, now, t, w, q, pc, perfect, &taken, &next, &stop);
 
-    if (t->br) {
-      /* Checkpoint (correct path) before the branch updates history and RAS. */
-      ooo_bck *b = NULL;
-      uint32_t bi = OOO_NIL;
-      if (w) {
-        bi = (uint32_t)(st->bck_tail & m->bck_mask);
-        b = &m->bck[bi];
-        b->h = st->hist;
-        ras_save(&st->ras, m->ras_e, &b->ras);
-        if (m->bck_ras) memcpy(m->bck_ras + (size_t)bi * m->ras_depth, m->ras_e, m->ras_depth * 8);
-        b->pc = pc;
-        b->fall = fall;
-        b->next_pc = w->next_pc;
-        b->br = t->br;
-        b->taken = w->next_pc != fall || t->br != BR_COND;
-        b->mispred = 0;
-        q->bck = bi;
-        st->bck_tail++;
-      }
-      bool ptaken = true, btb_hit = true;
-      uint64_t ptarget = fall, tmp;
-      bp_meta meta_wp; /* wrong path: the prediction's meta is not kept */
-      bp_meta *meta = b ? &b->meta : &meta_wp;
-      uint32_t ind_idx = 0, conf_idx = 0;
-      switch (t->br) {
-      case BR_COND:
-        ptaken = m->bp->predict(m->bp_state, &m->geom, &st->hist, pc, meta);
-        ptarget = t->target;
-        if (ptaken) btb_hit = bp_btb_lookup(m->btb, bc, pc, &tmp);
-        break;
-      case BR_JUMP:
-      case BR_CALL:
-        ptarget = t->target;
-        btb_hit = bp_btb_lookup(m->btb, bc, pc, &tmp);
-        break;
-      case BR_IND_JUMP:
-      case BR_IND_CALL:
-        ind_idx = bp_ind_index(bc, &st->hist, pc);
-        if (!bp_ind_lookup(m->ind, bc, ind_idx, pc, &ptarget) && !bp_btb_lookup(m->btb, bc, pc, &ptarget))
-          ptarget = fall;
-        break;
-      case BR_RET:
-        if (!ras_pop(&st->ras, m->ras_e, m->ras_depth, &ptarget)) ptarget = fall;
-        break;
-      default: break;
-      }
-      if (t->br == BR_COND && fc->wrong_path == WP_CONFIDENCE) conf_idx = bp_conf_index(bc, &st->hist, pc);
-      if (br_is_call(t->br)) ras_push(&st->ras, m->ras_e, m->ras_depth, fall);
-      if (w && perfect && !(w->flags & TI_ASYNC)) {
-        ptaken = w->next_pc != fall || t->br != BR_COND;
-        ptarget = w->next_pc;
-        btb_hit = true;
-      }
-      next = ptaken ? ptarget : fall;
-      bp_hist_push(&m->geom, &st->hist, m->hist_ring, pc, ptaken);
-      if (ptaken) q->flags |= FQ_TAKEN;
-      if (b) {
-        b->ind_idx = ind_idx;
-        b->conf_idx = conf_idx;
-        b->pred_taken = ptaken;
-        b->btb_ok = btb_hit && ptaken && !br_is_indirect(t->br) && t->br != BR_RET;
-        if (!(w->flags & TI_ASYNC) && next != w->next_pc) {
-          b->mispred = 1;
-          q->flags |= FQ_MISPRED;
-        }
-      }
-      if (!btb_hit && ptaken && (t->br == BR_COND || t->br == BR_JUMP || t->br == BR_CALL)) {
-        /* The decoder finds the taken direct branch: insert it, bubble. */
-        bp_btb_update(m->btb, bc, pc, t->target);
-        if (w) st->stats.btb_bubbles++;
-        st->fetch_resume = now + fc->btb_miss_penalty;
-        st->fe_rid = OOO_RID_BPRED;
-        stop = true;
-      }
-      if (t->br == BR_COND && fc->wrong_path == WP_CONFIDENCE && !perfect && !bp_conf_high(m->conf, bc, conf_idx)) {
-        q->flags |= FQ_GATE;
-        if (++st->lowconf_n > bc->conf_gate) { /* more than N unresolved: gate fetch */
-          st->fstall = FS_GATE;
-          stop = true;
-        }
-      }
-      if (ptaken && ++taken >= fc->fetch_taken) stop = true;
-    }
-
-    if (w) {
-      st->win_fetch++;
-      if (q->flags & FQ_MISPRED) {
-        st->wrong = true;
-        st->wp_pc = next;
-        st->wp_since = 0;
-        if (fc->wrong_path == WP_OFF) {
-          st->fstall = FS_MISPRED;
-          stop = true;
-        }
-      } else if (w->next_pc != next) {
-        /* an asynchronous transfer (signal, sigreturn): follow the trace */
-        st->ic_line = UINT64_MAX;
-      }
-    } else {
+    st->win_fetch++;
+    if (q->flags & FQ_MISPRED) {
+      st->wrong = true;
       st->wp_pc = next;
-      if (fc->wrong_path == WP_CAP && st->wp_since >= fc->wrong_path_cap) {
+      st->wp_since = 0;
+      if (fc->wrong_path == WP_OFF) {
         st->fstall = FS_MISPRED;
         stop = true;
       }
+      if (!stop) {
+        fetch_wrong(m, now, n, bytes, taken, tail);
+        return;
+      }
+    } else if (w->next_pc != next) {
+      /* an asynchronous transfer (signal, sigreturn): follow the trace */
+      st->ic_line = UINT64_MAX;
     }
     if (stop) break;
   }
+  st->fq_tail = tail;
 }

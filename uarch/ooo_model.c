@@ -151,7 +151,7 @@ static const ooo_tmpl *tmpl_pc_slow(ooo_model *m, uint64_t pc) {
 
 const ooo_tmpl *oo_tmpl_pc(ooo_model *m, uint64_t pc) {
   if (!pc) return NULL;
-  uint32_t k = (uint32_t)(pc ^ (pc >> 10)) & 1023;
+  uint32_t k = (uint32_t)(pc ^ (pc >> 10)) & 1023; /* the same hash in ooo_front.c: tmpl_at */
   if (m->tc_pc[k] == pc + 1) return m->tc_t[k];
   const ooo_tmpl *t = tmpl_pc_slow(m, pc);
   m->tc_pc[k] = pc + 1;
@@ -289,7 +289,7 @@ ooo_model *ooo_new(const ooo_config *cfg, const trace_t *t, unsigned flags, wi_e
   size_t o_fq = lay_add(&l, (size_t)fq * sizeof(ooo_fq));
   size_t o_bck = lay_add(&l, (size_t)nb * sizeof(ooo_bck));
   size_t o_bras = c->bp.ras_repair == RAS_REPAIR_FULL ? lay_add(&l, (size_t)nb * c->bp.ras_depth * 8) : 0;
-  size_t o_ring = lay_add(&l, BP_RING);
+  size_t o_ring = lay_add(&l, BP_RING_BYTES);
   size_t o_bp = lay_add(&l, m->bp->state_bytes(&c->bp));
   size_t o_btb = lay_add(&l, bp_btb_bytes(&c->bp));
   size_t o_ind = lay_add(&l, bp_ind_bytes(&c->bp));
@@ -390,6 +390,7 @@ ooo_model *ooo_new(const ooo_config *cfg, const trace_t *t, unsigned flags, wi_e
   if (flags & OOO_SID_STATS) {
     m->lvl_track = true;
     mem_set_observer(m->memsys, mem_obs_fwd, m);
+    mem_set_observer_kinds(m->memsys, 1u << MEV_MISS); /* no observer yet: only misses feed the stats */
   }
   return m;
 }
@@ -590,6 +591,8 @@ void ooo_set_observer(ooo_model *m, const ooo_observer *obs, void *ctx) {
   m->lvl_track = (obs && obs->mem) || (m->flags & OOO_SID_STATS);
   if (m->lvl_track) mem_set_observer(m->memsys, mem_obs_fwd, m);
   else mem_set_observer(m->memsys, NULL, NULL);
+  /* per-sid stats only need this flow's misses: spare building every other event */
+  if (m->lvl_track && !(obs && obs->mem)) mem_set_observer_kinds(m->memsys, 1u << MEV_MISS);
 }
 
 void ooo_set_filter(ooo_model *m, ooo_filter_fn fn, void *ctx) {
