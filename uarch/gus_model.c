@@ -35,12 +35,13 @@ typedef uint64_t gtick; /* GUS_TICKS per cycle */
 
 typedef struct gtv {
   uint64_t hi; /* pending interval [hi - len, hi] */
-  uint64_t nl; /* node id << TV_LEN_BITS | len; len == TV_NOLEN: no pending interval */
+  uint64_t nl; /* node id << TV_LEN_BITS | len; len == TV_NOLEN: no pending interval (hi = TV_NOHI) */
 } gtv;         /* 16 bytes: passed and returned in registers */
 #define TV_LEN_BITS 24
 #define TV_NOLEN ((1u << TV_LEN_BITS) - 1)
+#define TV_NOHI UINT64_MAX /* hi of a set without a pending interval */
 #define TV_MAX_NODE (1ULL << (64 - TV_LEN_BITS))
-static const gtv TV_EMPTY = {0, TV_NOLEN};
+static const gtv TV_EMPTY = {TV_NOHI, TV_NOLEN};
 static inline uint64_t tv_node(gtv v) { return v.nl >> TV_LEN_BITS; }
 static inline uint32_t tv_len(gtv v) { return (uint32_t)(v.nl & TV_NOLEN); }
 
@@ -50,9 +51,10 @@ typedef struct gnode {
   uint64_t parent; /* the rest of the set (node id), 0 = none */
   uint64_t up;     /* the nearest checkpoint at or above this node (node id), 0 = none */
   uint64_t seg_lo; /* oldest member added by the non-checkpoint nodes from here up to `up` */
+  uint64_t bits;   /* a checkpoint's bitset id (0 = not built yet: ck_bits) */
   uint32_t len;
   uint16_t depth;  /* nodes since the nearest checkpoint or root above */
-  uint16_t ck;     /* a checkpoint: nbits[slot] holds its bitset (every member in [hi-R+1, hi]) */
+  uint16_t ck;     /* a checkpoint: `bits` holds its bitset (every member in [hi-R+1, hi]) */
 } gnode;
 
 typedef struct gbmeta {
@@ -72,6 +74,8 @@ typedef struct gstlf {
  * nothing: cost[p] = occupancy x port p's cost per cycle, lat[p] = latency x port p's latency. */
 typedef struct gxuop {
   uint32_t ports;
+  uint32_t np;              /* ports in pl */
+  uint8_t pl[GUS_MAX_PORTS]; /* the ports of `ports`, ascending (pick_port scans them without a bit loop) */
   gtick cost[GUS_MAX_PORTS], lat[GUS_MAX_PORTS];
 } gxuop;
 
@@ -104,14 +108,17 @@ struct gus {
   uint64_t R;    /* ring of bit positions: a multiple of 64, > Q */
   uint32_t nw;   /* words per bitset */
   uint64_t npos; /* n mod R */
+  uint64_t qpos; /* (n - Q) mod R: the ring position of the instruction leaving the taint queue */
   /* taint-set storage */
   gnode *nodes;
-  uint64_t *nbits; /* [node slot]: bitset id of a checkpoint node */
   uint64_t nmask, nid;
   gbmeta *bmeta;
   uint64_t *bwords;
   uint64_t bmask, bid;
   uint64_t selfcheck_bad, selfcheck_n;
+  /* the last taint-queue test answered by a checkpoint (tv_has_q): node mq_id (hi, seg_lo), its
+   * checkpoint's hi and bitset id. Consecutive dispatch sets often share the node. 0 = none. */
+  uint64_t mq_id, mq_hi, mq_seg, mq_chi, mq_bid;
   uint64_t *ckstack; /* ck_bits: checkpoints waiting to be built */
   size_t ckcap;
   /* costs and latencies (ticks) */
@@ -217,16 +224,10 @@ static void ring_range(const gus *g, uint64_t *w, uint64_t a, uint64_t len, bool
 static void grow_nodes(gus *g) {
   uint64_t on = g->nmask + 1, nn = on * 2;
   gnode *nw = xcalloc(nn, sizeof *nw);
-  uint64_t *nb = xcalloc(nn, sizeof *nb);
   for (uint64_t i = 0; i < on; i++)
-    if (g->nodes[i].id) {
-      nw[g->nodes[i].id & (nn - 1)] = g->nodes[i];
-      nb[g->nodes[i].id & (nn - 1)] = g->nbits[i];
-    }
+    if (g->nodes[i].id) nw[g->nodes[i].id & (nn - 1)] = g->nodes[i];
   free(g->nodes);
-  free(g->nbits);
   g->nodes = nw;
-  g->nbits = nb;
   g->nmask = nn - 1;
 }
 
@@ -253,7 +254,10 @@ static inline const gnode *node_get(const gus *g, uint64_t id) {
 }
 
 static inline uint64_t node_lo(const gnode *x) { return x->hi - x->len; }
-static inline uint64_t node_bits(const gus *g, const gnode *x) { return g->nbits[x->id & g->nmask]; }
+static inline uint64_t node_bits(const gus *g, const gnode *x) {
+  (void)g;
+  return x->bits;
+}
 
 /* A checkpoint bitset for node x (formed now, at instruction n): the previous checkpoint up its
  * chain, copied and cleared of positions that now stand for newer instructions, plus the
@@ -339,7 +343,7 @@ static uint64_t node_new(gus *g, uint64_t parent, uint64_t lo, uint64_t hi, uint
   x->up = p ? p->up : 0;
   x->seg_lo = p && !p->ck ? p->seg_lo : lo;
   if (x->depth >= CK_DEPTH) {
-    g->nbits[id & g->nmask] = 0; /* the bitset is built when first needed (ck_bits) */
+    x->bits = 0; /* the bitset is built when first needed (ck_bits) */
     x->ck = 1;
     x->depth = 0;
     x->up = id;
@@ -358,7 +362,7 @@ static __attribute__((noinline)) uint64_t ck_build(gus *g, const gnode *x) {
   const uint64_t wlo = window_lo(g, g->n);
   size_t ns = 0;
   for (const gnode *y = x;;) {
-    if (g->nbits[y->id & g->nmask]) break;
+    if (y->bits) break;
     if (ns == g->ckcap) {
       g->ckcap = g->ckcap ? 2 * g->ckcap : 64;
       g->ckstack = xrealloc(g->ckstack, g->ckcap * sizeof *g->ckstack);
@@ -373,65 +377,98 @@ static __attribute__((noinline)) uint64_t ck_build(gus *g, const gnode *x) {
   while (ns) {
     const gnode *y = node_get(g, g->ckstack[--ns]);
     b = make_checkpoint(g, y, g->n); /* may grow the bitset ring, never the node ring */
-    g->nbits[y->id & g->nmask] = b;
+    g->nodes[y->id & g->nmask].bits = b;
   }
   return b;
 }
 
 static ALWAYS_INLINE uint64_t ck_bits(gus *g, const gnode *x) {
-  uint64_t b = g->nbits[x->id & g->nmask];
+  uint64_t b = x->bits;
   return b ? b : ck_build(g, x);
 }
 
 /* The set *src plus instruction n (never older than any member). When that needs a new node,
- * *src is rewritten to the equivalent materialized form so that later users share the node. */
+ * *src is rewritten to the equivalent materialized form so that later users share the node.
+ * The common cases first: a set without a pending interval has hi = TV_NOHI, never n. */
 static ALWAYS_INLINE gtv tv_add(gus *g, gtv *src, uint64_t n) {
   gtv v = *src;
+  if (v.hi == n) return v;
   uint32_t len = tv_len(v);
+  if (v.hi + 1 == n && len != TV_NOLEN) {
+    /* members older than the window are never asked about: the length saturates at R */
+    v.hi = n;
+    v.nl += len < g->R;
+    return v;
+  }
   if (len == TV_NOLEN) {
     v.hi = n;
     v.nl &= ~(uint64_t)TV_NOLEN; /* len 0: [n, n] */
     return v;
   }
-  if (v.hi == n) return v;
-  if (v.hi + 1 == n) {
-    /* members older than the window are never asked about: the length saturates at R */
-    v.hi = n;
-    if (len < g->R) v.nl++;
-    return v;
-  }
   uint64_t id = node_new(g, tv_node(v), v.hi - len, v.hi, n);
+  src->hi = TV_NOHI;
   src->nl = id << TV_LEN_BITS | TV_NOLEN;
   gtv r = {n, id << TV_LEN_BITS};
   return r;
 }
 
-/* Is instruction j (n - R < j <= n, at ring position p = tpos(g, j)) a member of v? */
-static bool tv_has(gus *g, const gtv *v, uint64_t j, uint64_t p) {
-  if (tv_len(*v) != TV_NOLEN && j <= v->hi && j + tv_len(*v) >= v->hi) return true;
-  uint64_t id = tv_node(*v);
-  if (!id) return false;
-  const gnode *x = node_get(g, id);
-  if (!x || x->hi < j) return false;
-  if (j < x->seg_lo) {
-    /* not among the nodes below the checkpoint: ask the checkpoint's bitset */
-    const gnode *c = x->up ? node_get(g, x->up) : NULL;
-    if (!c || c->hi < j) return false;
-    uint64_t bid = ck_bits(g, c);
-    const gbmeta *b = &g->bmeta[bid & g->bmask];
-    if (b->id != bid || j + g->R <= b->c) return false;
-    return (g->bwords[(bid & g->bmask) * g->nw + (p >> 6)] >> (p & 63)) & 1;
-  }
+/* The bit of ring position p in checkpoint c's bitset (c->hi >= the member asked about, so the
+ * bitset's slot cannot have been reused: slots are reused once their checkpoint is out of the
+ * window). */
+static ALWAYS_INLINE bool ck_test(gus *g, const gnode *c, uint64_t p) {
+  uint64_t bid = ck_bits(g, c);
+  return (g->bwords[(bid & g->bmask) * g->nw + (p >> 6)] >> (p & 63)) & 1;
+}
+
+/* tv_has from node x (x->hi >= j >= x->seg_lo): walk the nodes down to the checkpoint. */
+static __attribute__((noinline)) bool tv_has_seg(gus *g, const gnode *x, uint64_t j, uint64_t p) {
   for (;;) {
     if (node_lo(x) <= j) return true;
-    if (x->ck) {
-      uint64_t bid = ck_bits(g, x);
-      const gbmeta *b = &g->bmeta[bid & g->bmask];
-      if (b->id != bid || j + g->R <= b->c) return false;
-      return (g->bwords[(bid & g->bmask) * g->nw + (p >> 6)] >> (p & 63)) & 1;
-    }
+    if (x->ck) return ck_test(g, x, p);
     if (!x->parent || !(x = node_get(g, x->parent)) || x->hi < j) return false;
   }
+}
+
+/* Is instruction j (n - R < j <= n, at ring position p = tpos(g, j)) a member of v? */
+static ALWAYS_INLINE bool tv_has(gus *g, const gtv *v, uint64_t j, uint64_t p) {
+  const uint32_t len = tv_len(*v);
+  if (len != TV_NOLEN && j <= v->hi && j + len >= v->hi) return true;
+  const uint64_t id = tv_node(*v);
+  const gnode *x = &g->nodes[id & g->nmask];
+  if (!id || x->id != id || x->hi < j) return false;
+  if (j >= x->seg_lo) return tv_has_seg(g, x, j, p);
+  /* not among the nodes below the checkpoint: ask the checkpoint's bitset */
+  const uint64_t cid = x->up;
+  const gnode *c = &g->nodes[cid & g->nmask];
+  if (!cid || c->id != cid || c->hi < j) return false;
+  return ck_test(g, c, p);
+}
+
+/* tv_has for the taint-queue test, remembering the node and checkpoint that answered it: the
+ * next test (of the next instruction) usually reaches the same node and skips two dependent
+ * loads. The answers are tv_has's: node and checkpoint are immutable while hi >= j (their slots
+ * are reused only once out of the window). */
+static ALWAYS_INLINE bool tv_has_q(gus *g, const gtv *v, uint64_t j, uint64_t p) {
+  const uint32_t len = tv_len(*v);
+  if (len != TV_NOLEN && j <= v->hi && j + len >= v->hi) return true;
+  const uint64_t id = tv_node(*v);
+  if (id && id == g->mq_id && j < g->mq_seg) {
+    if (g->mq_hi < j || g->mq_chi < j) return false;
+    return (g->bwords[(g->mq_bid & g->bmask) * g->nw + (p >> 6)] >> (p & 63)) & 1;
+  }
+  const gnode *x = &g->nodes[id & g->nmask];
+  if (!id || x->id != id || x->hi < j) return false;
+  if (j >= x->seg_lo) return tv_has_seg(g, x, j, p);
+  const uint64_t cid = x->up;
+  const gnode *c = &g->nodes[cid & g->nmask];
+  if (!cid || c->id != cid || c->hi < j) return false;
+  const uint64_t bid = ck_bits(g, c);
+  g->mq_id = id;
+  g->mq_hi = x->hi;
+  g->mq_seg = x->seg_lo;
+  g->mq_chi = c->hi;
+  g->mq_bid = bid;
+  return (g->bwords[(bid & g->bmask) * g->nw + (p >> 6)] >> (p & 63)) & 1;
 }
 
 /* tv_has without the checkpoints: the reference the self-check compares against. */
@@ -564,6 +601,9 @@ static uint64_t pow2_at_least(uint64_t x) {
  * of integers: the step's sums come out exactly as if it multiplied itself. */
 static void xuop_init(const gus *g, gxuop *x, const gus_uop *u) {
   x->ports = u->ports;
+  x->np = 0;
+  for (uint32_t p = 0; p < GUS_MAX_PORTS; p++)
+    if (u->ports & (1u << p)) x->pl[x->np++] = (uint8_t)p;
   for (uint32_t p = 0; p < g->m.n_ports; p++) {
     x->cost[p] = (gtick)u->occupancy * g->cost_port[p];
     x->lat[p] = (gtick)u->latency * g->lat_port[p];
@@ -590,6 +630,7 @@ gus *gus_create(const gus_machine *m, uint32_t window, uint32_t n_static, bool t
   g->Q = (uint64_t)window * g->rob;
   g->R = (g->Q / 64 + 1) * 64 * ring_mult;
   g->nw = (uint32_t)(g->R / 64);
+  g->qpos = g->R - g->Q;
   if (taint_on && g->R >= TV_NOLEN) {
     wi_fail(err, WI_EINVAL, "gus: taint window of %llu instructions is too large (at most %u)",
             (unsigned long long)g->Q, TV_NOLEN - 64);
@@ -637,7 +678,6 @@ gus *gus_create(const gus_machine *m, uint32_t window, uint32_t n_static, bool t
     /* the rings grow when an entry is still live on reuse */
     uint64_t nn = pow2_at_least(2 * g->R), nb = pow2_at_least(g->R / 4);
     g->nodes = xcalloc(nn, sizeof *g->nodes);
-    g->nbits = xcalloc(nn, sizeof *g->nbits);
     g->nmask = nn - 1;
     g->bmeta = xcalloc(nb, sizeof *g->bmeta);
     g->bwords = xmalloc(nb * g->nw * sizeof(uint64_t));
@@ -683,7 +723,6 @@ void gus_set_prefetch(gus *g, bool on) { g->prefetch = on; }
 void gus_free(gus *g) {
   if (!g) return;
   free(g->nodes);
-  free(g->nbits);
   free(g->bmeta);
   free(g->bwords);
   free(g->ckstack);
@@ -828,16 +867,17 @@ static ALWAYS_INLINE gtick use_res(gus *g, gtick *avail, gtv *tv, gtick floor_t,
   return s;
 }
 
-static ALWAYS_INLINE int pick_port(const gus *g, uint32_t mask) {
-  int best = __builtin_ctz(mask);
+/* The port of u that frees first (the lowest-numbered on ties). Selects, not branches: which
+ * port wins is data-dependent and mispredicts often. */
+static ALWAYS_INLINE int pick_port(const gus *g, const gxuop *u) {
+  int best = u->pl[0];
   gtick bt = g->pavail[best];
-  for (mask &= mask - 1; mask; mask &= mask - 1) {
-    int p = __builtin_ctz(mask);
+  for (uint32_t k = 1; k < u->np; k++) {
+    int p = u->pl[k];
     gtick t = g->pavail[p];
-    if (t < bt) {
-      bt = t;
-      best = p;
-    }
+    bool lt = t < bt;
+    bt = lt ? t : bt;
+    best = lt ? p : best;
   }
   return best;
 }
@@ -846,7 +886,7 @@ static ALWAYS_INLINE int pick_port(const gus *g, uint32_t mask) {
  * the port's slot if that is later. Returns the port. */
 static ALWAYS_INLINE int issue(gus *g, gch *c, const gxuop *u, gtick mult, gtick td, gtv *Td, uint64_t n,
                                const bool TAINT) {
-  int p = pick_port(g, u->ports);
+  int p = pick_port(g, u);
   gtick s = use_res(g, &g->pavail[p], &g->ptv[p], td, Td, u->cost[p] * mult, n, TAINT);
   g->rs[GUS_R_PORT0 + p].uses++;
   ch_max(g, c, s, &g->ptv[p], GUS_R_PORT0 + p, n, TAINT);
@@ -953,7 +993,7 @@ static __attribute__((noinline)) void prepare_sid(gus *g, uint32_t sid, const de
 
 /* Step instruction n; sid's descriptor is built (prepare_sid). */
 static ALWAYS_INLINE void step_impl(gus *g, uint32_t sid, const trace_insn *ti, const trace_mem *mems,
-                                    const bool TAINT) {
+                                    const bool TAINT, const bool CHECK) {
   const gsinfo *si = &g->si[sid];
   const uint64_t n = g->n;
   g->count[sid]++;
@@ -965,36 +1005,37 @@ static ALWAYS_INLINE void step_impl(gus *g, uint32_t sid, const trace_insn *ti, 
     if (n && t_fe < g->last_taken + g->cost_taken) t_fe = g->last_taken + g->cost_taken;
     g->last_taken = t_fe;
   }
+  /* branches, not selects: predicted, they keep the taint set's loads off the comparisons */
   gtick td = t_fe + g->fe_lat;
   int bd = GUS_R_FRONTEND;
+  gtv *src = &g->fe_tv;
   if (g->disp_avail >= td) {
     td = g->disp_avail;
     bd = GUS_R_DISPATCH;
+    src = &g->disp_tv;
   }
   const uint32_t rp = g->rpos;
   if (n >= g->rob && g->robt[rp] >= td) {
     td = g->robt[rp];
     bd = GUS_R_ROB;
+    src = &g->robtv[rp];
   }
   if (si->serial && n && g->last_ret > td) {
     td = g->last_ret;
     bd = GUS_R_RETIRE;
+    src = &g->ret_tv;
   }
   gtv Td = TV_EMPTY;
   if (TAINT) {
-    gtv *src = bd == GUS_R_FRONTEND   ? &g->fe_tv
-               : bd == GUS_R_DISPATCH ? &g->disp_tv
-               : bd == GUS_R_ROB      ? &g->robtv[rp]
-                                      : &g->ret_tv;
     Td = tv_add(g, src, n);
     g->disp_tv = Td;
     /* Taint queue: n enters, the instruction Q older leaves; it is tainted if it is on the
      * chain that decided n's dispatch. */
     if (n >= g->Q) {
       uint64_t j = n - g->Q;
-      const uint64_t qp = g->npos >= g->Q ? g->npos - g->Q : g->npos + g->R - g->Q; /* tpos(g, j) */
-      bool in = tv_has(g, &Td, j, qp);
-      if (g->selfcheck) {
+      const uint64_t qp = g->qpos; /* tpos(g, j) */
+      bool in = tv_has_q(g, &Td, j, qp);
+      if (CHECK) {
         g->selfcheck_n++;
         if (in != tv_has_walk(g, &Td, j)) g->selfcheck_bad++;
       }
@@ -1120,58 +1161,81 @@ static ALWAYS_INLINE void step_impl(gus *g, uint32_t sid, const trace_insn *ti, 
     if (TAINT) g->disp_tv = g->ret_tv;
   }
   g->n = n + 1;
-  if (TAINT && ++g->npos == g->R) g->npos = 0; /* the taint ring only */
+  if (TAINT) {
+    /* the taint ring only */
+    if (++g->npos == g->R) g->npos = 0;
+    if (++g->qpos == g->R) g->qpos = 0;
+  }
 }
 
 static void step_taint(gus *g, uint32_t sid, const trace_insn *ti, const trace_mem *mems) {
-  step_impl(g, sid, ti, mems, true);
+  step_impl(g, sid, ti, mems, true, false);
+}
+
+static void step_check(gus *g, uint32_t sid, const trace_insn *ti, const trace_mem *mems) {
+  step_impl(g, sid, ti, mems, true, true);
 }
 
 static void step_fast(gus *g, uint32_t sid, const trace_insn *ti, const trace_mem *mems) {
-  step_impl(g, sid, ti, mems, false);
+  step_impl(g, sid, ti, mems, false, false);
 }
 
 void gus_step(gus *g, uint32_t sid, const dec_insn *d, const trace_insn *ti, const trace_mem *mems) {
   if (sid >= g->scap || !g->si[sid].built) prepare_sid(g, sid, d);
-  if (g->taint_on) step_taint(g, sid, ti, mems);
-  else step_fast(g, sid, ti, mems);
+  if (!g->taint_on) step_fast(g, sid, ti, mems);
+  else if (g->selfcheck) step_check(g, sid, ti, mems);
+  else step_taint(g, sid, ti, mems);
 }
 
-/* Step a batch (the step is inlined: one copy with taint tracking, one without). */
-static ALWAYS_INLINE wi_rc run_batch(gus *g, const gus_source *src, const trace_batch *b, wi_err *err,
-                                     const bool TAINT) {
+/* Step a batch (the step is inlined: one copy with taint tracking, one without, one with the
+ * self-check). Static ids below `ready` have their descriptors built (gus_run_source). */
+static ALWAYS_INLINE wi_rc run_batch(gus *g, const gus_source *src, const trace_batch *b, uint32_t ready,
+                                     wi_err *err, const bool TAINT, const bool CHECK) {
   for (size_t i = 0; i < b->n; i++) {
     const trace_insn *ti = &b->insns[i];
-    if (__builtin_expect(ti->sid >= g->scap || !g->si[ti->sid].built, 0)) {
-      const dec_insn *d = ti->sid < src->n_static ? src->decoded(src->ctx, ti->sid) : NULL;
+    const uint32_t sid = ti->sid;
+    if (__builtin_expect(sid >= ready, 0) && (sid >= g->scap || !g->si[sid].built)) {
+      const dec_insn *d = sid < src->n_static ? src->decoded(src->ctx, sid) : NULL;
       if (!d)
         return wi_fail(err, WI_EINVAL, "gus: instruction %llu has sid %u, not a static instruction of the source",
-                       (unsigned long long)(b->first_index + i), ti->sid);
-      prepare_sid(g, ti->sid, d);
+                       (unsigned long long)(b->first_index + i), sid);
+      prepare_sid(g, sid, d);
     }
-    step_impl(g, ti->sid, ti, b->mems, TAINT);
+    step_impl(g, sid, ti, b->mems, TAINT, CHECK);
   }
   return WI_OK;
 }
 
-static wi_rc run_batch_taint(gus *g, const gus_source *src, const trace_batch *b, wi_err *err) {
-  return run_batch(g, src, b, err, true);
+static wi_rc run_batch_taint(gus *g, const gus_source *src, const trace_batch *b, uint32_t ready, wi_err *err) {
+  return run_batch(g, src, b, ready, err, true, false);
 }
 
-static wi_rc run_batch_fast(gus *g, const gus_source *src, const trace_batch *b, wi_err *err) {
-  return run_batch(g, src, b, err, false);
+static wi_rc run_batch_check(gus *g, const gus_source *src, const trace_batch *b, uint32_t ready, wi_err *err) {
+  return run_batch(g, src, b, ready, err, true, true);
+}
+
+static wi_rc run_batch_fast(gus *g, const gus_source *src, const trace_batch *b, uint32_t ready, wi_err *err) {
+  return run_batch(g, src, b, ready, err, false, false);
 }
 
 wi_rc gus_run_source(gus *g, const gus_source *src, wi_err *err) {
   gus_pf *cur = gus_pf_open(src, g->prefetch, err);
   if (!cur) return err && err->rc ? err->rc : WI_EIO;
   wi_rc rc = WI_OK;
-  wi_rc (*batch)(gus *, const gus_source *, const trace_batch *, wi_err *) =
-    g->taint_on ? run_batch_taint : run_batch_fast;
+  wi_rc (*batch)(gus *, const gus_source *, const trace_batch *, uint32_t, wi_err *) =
+    !g->taint_on ? run_batch_fast : g->selfcheck ? run_batch_check : run_batch_taint;
+  /* Build every static descriptor up front (they depend on the machine only), so that the loop
+   * tests one bound per instruction; `ready` stops at the first sid the source cannot decode. */
+  uint32_t ready = 0;
+  while (ready < src->n_static) {
+    const dec_insn *d = src->decoded(src->ctx, ready);
+    if (!d) break;
+    prepare_sid(g, ready++, d);
+  }
   for (;;) {
     trace_batch b;
     if ((rc = gus_pf_next(cur, &b, err)) != WI_OK || !b.n) break;
-    if ((rc = batch(g, src, &b, err)) != WI_OK) break;
+    if ((rc = batch(g, src, &b, ready, err)) != WI_OK) break;
   }
   gus_pf_close(cur);
   return rc;
