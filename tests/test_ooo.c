@@ -1164,13 +1164,198 @@ static void test_mem_only_cycles(void **state) {
   free(path);
 }
 
+/* ---- fast paths of rename and squash: the same results as the direct ones ------------------------ */
+
+/* After a misprediction of `jz skip` the wrong path writes rbx twice while the correct path's
+ * producer of rbx (a load that misses) is still executing. */
+static const char *const mix_src =
+  "loop:\n"
+  "  mov rax, [rsi]\n"
+  "miss:\n"
+  "  mov rbx, [r8]\n"
+  "  test rax, rax\n"
+  "br:\n"
+  "  jz skip\n"
+  "rmw:\n"
+  "  add [rdi], rax\n"
+  "  add rbx, 1\n"
+  "  add rbx, 2\n"
+  "skip:\n"
+  "  add rdx, rbx\n"
+  "  imul rdi, rdi, 1\n"
+  "  imul rdi, rdi, 1\n"
+  "  mov [rdi+8], rbx\n"
+  "  dec rcx\n"
+  "  jnz loop\n"
+  "done:\n"
+  "  nop\n";
+
+typedef struct mix_gen {
+  uint64_t miss_pc, n;
+} mix_gen;
+
+/* The load at miss_pc reads a new page each time (misses); stores write one word, the other
+ * loads read it or the next: forwarding, and ordering violations (the store's address comes
+ * late, from the imul chain). */
+static void mix_addr(void *ctx, uint64_t pc, int slot, uint64_t *addr, uint32_t *size, bool *is_store) {
+  mix_gen *g = ctx;
+  (void)size;
+  if (pc == g->miss_pc) *addr = 0x40000000ULL + 4096 * g->n++;
+  else *addr = 0x20000000ULL + (*is_store ? 0 : 8 * ((pc + (uint64_t)slot) % 2));
+}
+
+/* Random outcomes of `jz skip` (seeded) between loads, a read-modify-write and a store. */
+static char *mix_trace(uint64_t seed, int iters) {
+  tbuild *tb = build(mix_src);
+  uint64_t loop = tb_label(tb, "loop"), br = tb_label(tb, "br"), skip = tb_label(tb, "skip");
+  uint64_t done = tb_label(tb, "done");
+  mix_gen g = {tb_label(tb, "miss"), 0};
+  wi_rng rng;
+  rng_seed(&rng, seed);
+  for (int i = 0; i < iters; i++) {
+    tb_run(tb, loop, br, mix_addr, &g);
+    tb_exec(tb, br, NULL, 0);
+    if (rng_below(&rng, 2)) tb_run(tb, tb_label(tb, "rmw"), skip, mix_addr, &g);
+    tb_run(tb, skip, done, mix_addr, &g);
+  }
+  tb_exec(tb, done, NULL, 0);
+  assert_null(tb_error(tb));
+  char *path = write_trace(tb);
+  tb_free(tb);
+  return path;
+}
+
+/* Turns the instructions at three pcs (a load, a read-modify-write, an add) into nops,
+ * perfect-memory or slower ones by a hash of their index (wrong path: of a counter), so the
+ * plans of one static instruction keep changing, with and without accesses. */
+typedef struct mix_filt {
+  uint64_t pc[3];
+  uint64_t wrong_n, nops, pmems;
+} mix_filt;
+
+static void mix_filter(void *vctx, uint64_t index, const trace_insn *ti, const dec_insn *di, bool wrong,
+                       ooo_mod *out) {
+  mix_filt *c = vctx;
+  (void)di;
+  if (ti->pc != c->pc[0] && ti->pc != c->pc[1] && ti->pc != c->pc[2]) return;
+  uint64_t h = wi_mix64(wrong ? ++c->wrong_n : index) % 4;
+  if (h == 1) {
+    out->nop = true;
+    c->nops++;
+  } else if (h == 2) {
+    out->perfect_mem = true;
+    c->pmems++;
+  } else if (h == 3) {
+    out->lat_add = 2;
+  }
+}
+
+/* Rename reuses the plan header last made for a static instruction when its accesses and
+ * modifications match (OOO_NO_PLAN_CACHE computes each afresh): identical results while the
+ * plans of one instruction keep changing (loads, stores, nops, perfect memory, wrong path). */
+static void test_plan_cache(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed();
+  char *path = mix_trace(seed, 3000);
+  wi_err err;
+  trace_t *t = trace_open(path, &err);
+  if (!t) fail_msg("%s", err.msg);
+  tbuild *tb = build(mix_src);
+  uint64_t pcs[3] = {tb_label(tb, "loop"), tb_label(tb, "rmw"), tb_label(tb, "skip")};
+  tb_free(tb);
+  const char *machines[] = {"golden_cove", "stress"};
+  for (size_t k = 0; k < WI_ARRAY_LEN(machines); k++) {
+    ooo_config c;
+    if (machine_load(machines[k], &c, &err)) fail_msg("%s", err.msg);
+    for (int f = 0; f < 2; f++) {
+      ooo_model *a = ooo_new(&c, t, OOO_SID_STATS, &err);
+      ooo_model *b = ooo_new(&c, t, OOO_SID_STATS | OOO_NO_PLAN_CACHE, &err);
+      if (!a || !b) fail_msg("ooo_new: %s", err.msg);
+      mix_filt fa = {{pcs[0], pcs[1], pcs[2]}, 0, 0, 0}, fb = fa;
+      if (f) {
+        ooo_set_filter(a, mix_filter, &fa);
+        ooo_set_filter(b, mix_filter, &fb);
+      }
+      run_to(a, UINT64_MAX);
+      run_to(b, UINT64_MAX);
+      assert_true(ooo_finished(a));
+      assert_same_result(a, b);
+      assert_memory_equal(ooo_get_sid_stats(a), ooo_get_sid_stats(b),
+                          trace_get_info(t)->n_static * sizeof(ooo_sid_stats));
+      const ooo_stats *s = ooo_get_stats(a);
+      assert_true(s->loads > 2000 && s->stores > 3000 && s->dispatched[1] > 100);
+      if (f) {
+        print_message("plan cache (%s): %llu nops, %llu perfect-memory of the three instructions, "
+                      "%llu wrong-path dispatched; identical\n",
+                      machines[k], (unsigned long long)fa.nops, (unsigned long long)fa.pmems,
+                      (unsigned long long)s->dispatched[1]);
+        assert_true(fa.nops > 500 && fa.pmems > 500 && fa.wrong_n > 10);
+      }
+      ooo_free(a);
+      ooo_free(b);
+    }
+  }
+  trace_close(t);
+  unlink(path);
+  free(path);
+}
+
+static void o_squash_count(void *c, const ooo_ev *e) {
+  (void)e;
+  (*(uint64_t *)c)++;
+}
+
+/* A squash with a squash observer undoes instruction by instruction with an event for each,
+ * without one each structure in one pass: identical results at every point of a run with
+ * mispredictions and machine clears (loads, stores, scheduler entries, links, the rename map).
+ * Both models have an observer (the other one without callbacks): without any, cycles woken only
+ * by the memory system skip the core stages, which can change the commit-stall counts. */
+static void test_squash_paths(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed();
+  char *path = mix_trace(seed, 3000);
+  wi_err err;
+  trace_t *t = trace_open(path, &err);
+  if (!t) fail_msg("%s", err.msg);
+  const char *machines[] = {"golden_cove", "skylake", "stress"};
+  for (size_t k = 0; k < WI_ARRAY_LEN(machines); k++) {
+    ooo_config c;
+    if (machine_load(machines[k], &c, &err)) fail_msg("%s", err.msg);
+    c.core.mem_dep = MDP_SPECULATE; /* machine clears too */
+    ooo_model *plain = new_model(t, &c), *obs = new_model(t, &c);
+    ooo_observer none, o;
+    memset(&none, 0, sizeof none);
+    o = none;
+    o.squash = o_squash_count;
+    uint64_t events = 0;
+    ooo_set_observer(plain, &none, NULL);
+    ooo_set_observer(obs, &o, &events);
+    while (!ooo_finished(plain)) {
+      run_to(plain, 997);
+      run_to(obs, 997);
+      assert_same_result(plain, obs);
+    }
+    assert_true(ooo_finished(obs));
+    const ooo_stats *s = ooo_get_stats(plain);
+    print_message("squash paths (%s): %llu squashed, %llu machine clears, %llu squash events; identical\n",
+                  machines[k], (unsigned long long)s->squashed, (unsigned long long)s->machine_clears,
+                  (unsigned long long)events);
+    assert_true(s->squashed > 1000 && s->machine_clears > 10 && events >= s->squashed);
+    ooo_free(plain);
+    ooo_free(obs);
+  }
+  trace_close(t);
+  unlink(path);
+  free(path);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_dependent_add_chain),
     cmocka_unit_test(test_independent_adds),
     cmocka_unit_test(test_fma_chain_and_throughput),
     cmocka_unit_test(test_load_chain_l1),
-      cmocka_unit_test(test_top_of_address_space),
+    cmocka_unit_test(test_top_of_address_space),
     cmocka_unit_test(test_loop_branch_learned),
     cmocka_unit_test(test_random_branch),
     cmocka_unit_test(test_ras_repair),
@@ -1186,6 +1371,8 @@ int main(void) {
     cmocka_unit_test(test_rep_string),
     cmocka_unit_test(test_stress_config),
     cmocka_unit_test(test_mem_only_cycles),
+    cmocka_unit_test(test_plan_cache),
+    cmocka_unit_test(test_squash_paths),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -254,7 +254,9 @@ typedef struct ooo_topdown {
 
 typedef struct ooo_model ooo_model;
 
-enum { OOO_SID_STATS = 1 << 0 }; /* ooo_new flags */
+/* ooo_new flags. OOO_NO_PLAN_CACHE: rename computes every instruction's plan afresh instead of
+ * reusing the last one made for its static instruction (same results, slower; for tests). */
+enum { OOO_SID_STATS = 1 << 0, OOO_NO_PLAN_CACHE = 1 << 1 };
 
 /* Create a model over trace t (which must outlive it) with configuration cfg (copied).
  * Checks the configuration. Returns NULL and fills err on failure. Free with ooo_free. */

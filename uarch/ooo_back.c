@@ -152,7 +152,7 @@ static inline uint32_t mdp_index(const ooo_model *m, uint64_t pc) {
 
 /* ---- squash -------------------------------------------------------------------------------------- */
 
-static void squash_uop(ooo_model *restrict m, uint32_t slot) {
+static inline __attribute__((always_inline)) void squash_uop(ooo_model *restrict m, uint32_t slot) {
   ooo_uop *u = &m->uops[slot];
   switch (u->state) {
   case US_WAIT:
@@ -190,19 +190,10 @@ static void emit_squash(ooo_model *restrict m, uint64_t fid, uint64_t pc, uint32
   m->obs->squash(m->obs_ctx, &e);
 }
 
-/* Squash every instruction at ROB position >= from and everything in the fetch queue. */
-static void squash_from(ooo_model *restrict m, uint64_t from, uint64_t now, uint64_t by, int cause, uint64_t bck_tail) {
+/* Squash ROB positions >= from one instruction at a time, youngest first, with an observer
+ * event for each (the observer sees the state as each one is undone). */
+static void squash_rob_obs(ooo_model *restrict m, uint64_t from, uint64_t now, uint64_t by, int cause) {
   ooo_state *st = m->st;
-  bool obs = m->obs && m->obs->squash;
-  for (uint64_t pos = st->fq_head; pos < st->fq_tail; pos++) {
-    const ooo_fq *q = oo_fq(m, pos);
-    if (q->flags & FQ_GATE) st->lowconf_n--;
-    if (obs)
-      emit_squash(m, q->fid, q->pc, q->tid == OOO_TID_PC ? UINT32_MAX : q->tid, OOO_RID_FETCH, q->flags & FQ_WRONG,
-                  now, by, cause, 0);
-  }
-  st->fq_tail = st->fq_head;
-  m->hp_valid = false;
   uint64_t new_uop_tail = st->uop_tail;
   while (st->rob_tail > from) {
     uint64_t pos = --st->rob_tail;
@@ -224,10 +215,70 @@ static void squash_from(ooo_model *restrict m, uint64_t from, uint64_t now, uint
     st->stats.squashed++;
     st->stats.slots[cause ? OOO_SLOT_BAD_CLEAR : OOO_SLOT_BAD_BRANCH] += r->slots;
     new_uop_tail = r->uop0;
-    if (obs) emit_squash(m, r->fid, r->pc, r->sid, OOO_RID_ROB + (uint32_t)(pos & m->rob_mask), r->flags & RF_WRONG,
-                         now, by, cause, r->slots);
+    emit_squash(m, r->fid, r->pc, r->sid, OOO_RID_ROB + (uint32_t)(pos & m->rob_mask), r->flags & RF_WRONG,
+                now, by, cause, r->slots);
   }
   st->uop_tail = new_uop_tail;
+}
+
+/* Squash ROB positions >= from without an observer: the same end state as squash_rob_obs with
+ * each structure undone in one pass. The micro-ops, undo-log entries and SQ entries of the
+ * squashed instructions are contiguous ranges ending at the tails; they are walked from the
+ * youngest down, the order squash_rob_obs takes (scheduler entries and link nodes return to
+ * their free lists in the same order). */
+static void squash_rob_fast(ooo_model *restrict m, uint64_t from, int cause) {
+  ooo_state *st = m->st;
+  uint64_t tail = st->rob_tail;
+  if (tail <= from) return;
+  const ooo_rob *f = oo_rob(m, from);
+  uint64_t uop0 = f->uop0, undo0 = f->undo0, sq0 = f->sq0, serial = st->serial_fid;
+  uint32_t n_lq = 0, n_int = 0, n_vec = 0, slots = 0, gates = 0;
+  for (uint64_t pos = from; pos < tail; pos++) {
+    const ooo_rob *r = oo_rob(m, pos);
+    n_lq += r->n_lq;
+    n_int += r->n_int;
+    n_vec += r->n_vec;
+    slots += r->slots;
+    gates += (r->flags & RF_GATE) != 0;
+    if (serial == r->fid) serial = OOO_FID_NONE;
+  }
+  for (uint64_t k = st->uop_tail; k-- > uop0;) squash_uop(m, (uint32_t)(k & m->uop_mask));
+  for (uint64_t j = st->undo_tail; j-- > undo0;) {
+    const ooo_undo *e = &m->undo[j & m->undo_mask];
+    m->map[e->reg] = e->old;
+  }
+  for (uint64_t j = sq0; j < st->sq_tail; j++) store_filter_release(m, &m->sq[j & m->sq_mask]);
+  st->rob_tail = from;
+  st->uop_tail = uop0;
+  st->undo_tail = undo0;
+  st->sq_tail = sq0;
+  st->lq_tail -= n_lq;
+  st->int_free += n_int;
+  st->vec_free += n_vec;
+  st->rob_slots -= slots;
+  st->serial_fid = serial;
+  st->lowconf_n -= gates;
+  st->stats.squashed += tail - from;
+  st->stats.slots[cause ? OOO_SLOT_BAD_CLEAR : OOO_SLOT_BAD_BRANCH] += slots;
+}
+
+/* Squash every instruction at ROB position >= from and everything in the fetch queue. */
+static void squash_from(ooo_model *restrict m, uint64_t from, uint64_t now, uint64_t by, int cause, uint64_t bck_tail) {
+  ooo_state *st = m->st;
+  bool obs = m->obs && m->obs->squash;
+  if (obs || st->lowconf_n) /* without either, nothing to do per entry (no FQ_GATE entry is queued) */
+    for (uint64_t pos = st->fq_head; pos < st->fq_tail; pos++) {
+      const ooo_fq *q = oo_fq(m, pos);
+      if (q->flags & FQ_GATE) st->lowconf_n--;
+      if (obs)
+        emit_squash(m, q->fid, q->pc, q->tid == OOO_TID_PC ? UINT32_MAX : q->tid, OOO_RID_FETCH, q->flags & FQ_WRONG,
+                    now, by, cause, 0);
+    }
+  st->fq_tail = st->fq_head;
+  m->hp_valid = false;
+  if (obs) squash_rob_obs(m, from, now, by, cause);
+  else squash_rob_fast(m, from, cause);
+  uint64_t new_uop_tail = st->uop_tail;
   for (int pl = 0; pl < OOO_NPOOL; pl++)
     if (st->sched_cur[pl] > new_uop_tail) st->sched_cur[pl] = new_uop_tail;
   st->bck_tail = bck_tail;
@@ -240,7 +291,6 @@ static void squash_from(ooo_model *restrict m, uint64_t from, uint64_t now, uint
   }
   st->mdpw_n = k;
 }
-
 
 /* ---- branch resolution and machine clears ------------------------------------------------------------ */
 
@@ -425,7 +475,8 @@ void oo_store_done(ooo_model *restrict m, uint32_t tag, uint64_t cycle) {
 
 /* ---- issue ------------------------------------------------------------------------------------------ */
 
-static void issue_common(ooo_model *restrict m, uint32_t slot, uint32_t p, uint64_t now) {
+static inline __attribute__((always_inline)) void issue_common(ooo_model *restrict m, uint32_t slot, uint32_t p,
+                                                             uint64_t now) {
   ooo_state *st = m->st;
   ooo_uop *u = &m->uops[slot];
   unready(m, slot);
@@ -794,6 +845,7 @@ static void plan_counts(const ooo_model *m, ooo_phdr *h, uint32_t nsrc) {
       {(int32_t)h->need[0], (int32_t)h->need[1], (int32_t)h->need[2], (int32_t)n_ld},
       {(int32_t)n_st, (int32_t)h->n_int, (int32_t)h->n_vec, 0}};
   memcpy(h->needv, v, sizeof v);
+  h->rf = (uint16_t)((h->t->br ? RF_BRANCH : 0) | ((h->t->flags & TF_SERIAL) && !h->nop ? RF_SERIAL : 0));
 }
 
 /* The parts of a plan header the template decides alone: micro-ops, registers, rename needs. */
@@ -813,31 +865,24 @@ void oo_plan_static(const ooo_model *m, ooo_tmpl *t) {
   h->t = t;
   plan_from_tmpl(h, t);
   plan_counts(m, h, t->n_src);
+  t->dp_key = 0;
 }
 
+/* The plan of fetch-queue head q: its accesses, and the header for their counts (from the
+ * template's cached header when the counts and modifications are those of the last plan made
+ * for it, as they mostly are: an instruction usually makes the same accesses every time). */
 static void make_plan(ooo_model *restrict m, const ooo_fq *q, const ooo_tmpl *t, plan *p) {
   ooo_phdr *h = &p->h;
-  h->t = t;
   uint32_t n_ld = 0;
   h->n_st = 0;
-  bool nop = (q->mod & MOD_NOP) != 0;
-  h->nop = nop;
-  h->pmem = (q->mod & MOD_PMEM) != 0;
-  h->rep = false;
-  uint32_t nsrc;
-  if (nop) {
-    h->n_exec = nsrc = 0;
-    h->src = h->addr = h->dst = 0;
-    h->n_int = h->n_vec = h->n_undo = 0;
-  } else {
-    plan_from_tmpl(h, t);
-    nsrc = t->n_src;
+  bool nop = (q->mod & MOD_NOP) != 0, rep = false;
+  if (!nop) {
     if (!(q->flags & FQ_WRONG)) {
       const ooo_win *w = oo_win(m, q->win);
       uint32_t nm = w->n_mem;
       if (nm) {
-        h->rep = (t->flags & TF_REP) && (w->flags & TI_REP);
-        uint32_t lim = h->rep ? OOO_MAX_REP_BYTES : OOO_MAX_ACCESS_BYTES;
+        rep = (t->flags & TF_REP) && (w->flags & TI_REP);
+        uint32_t lim = rep ? OOO_MAX_REP_BYTES : OOO_MAX_ACCESS_BYTES;
         for (uint32_t i = 0; i < nm; i++) {
           const trace_mem *a = &m->mem[(w->mem_pos + i) & m->mem_mask];
           uint32_t size = a->size < lim ? a->size : lim;
@@ -860,8 +905,33 @@ static void make_plan(ooo_model *restrict m, const ooo_fq *q, const ooo_tmpl *t,
       }
     }
   }
+  bool pmem = (q->mod & MOD_PMEM) != 0;
+  uint32_t key =
+      1u << 31 | n_ld | h->n_st << 8 | (uint32_t)nop << 16 | (uint32_t)pmem << 17 | (uint32_t)rep << 18;
+  ooo_tmpl *mt = (ooo_tmpl *)t; /* the cache is the only part make_plan writes */
+  if (mt->dp_key == key) {
+    *h = mt->dp;
+    return;
+  }
+  h->t = t;
+  h->nop = nop;
+  h->pmem = pmem;
+  h->rep = rep;
+  uint32_t nsrc;
+  if (nop) {
+    h->n_exec = nsrc = 0;
+    h->src = h->addr = h->dst = 0;
+    h->n_int = h->n_vec = h->n_undo = 0;
+  } else {
+    plan_from_tmpl(h, t);
+    nsrc = t->n_src;
+  }
   h->n_ld = n_ld;
   plan_counts(m, h, nsrc);
+  if (!(m->flags & OOO_NO_PLAN_CACHE)) {
+    mt->dp = *h;
+    mt->dp_key = key;
+  }
 }
 
 /* The flow of the oldest micro-op holding an entry of scheduler pool `pool` (waiting to issue),
@@ -918,20 +988,25 @@ static int check_resources_slow(ooo_model *restrict m, const ooo_phdr *p, uint32
 /* The free amount of every dispatch resource (OOO_RES_* lanes), taken at the start of a rename
  * cycle and kept up to date as instructions are renamed (nothing else takes resources then). */
 typedef struct oo_free {
-  oo_v4 v[OOO_NRES / 4];
+  oo_v4 v0, v1, v2;
   bool ok;
 } oo_free;
+
+/* Lane vectors of a plan's needs, read in place (needv is only 4-byte aligned). */
+typedef int32_t oo_v4u __attribute__((vector_size(16), aligned(4)));
+
+static inline oo_v4 need_v(const ooo_phdr *p, int k) { return *(const oo_v4u *)&p->needv[4 * k]; }
 
 static void free_take(const ooo_model *m, oo_free *f) {
   const ooo_state *st = m->st;
   const ooo_core_config *c = &m->cfg.core;
   /* lanes as in plan_counts (links: checked as a scalar) */
-  f->v[0] = (oo_v4){(int32_t)(c->rob - st->rob_slots),
-                    (int32_t)((uint64_t)m->uop_mask + 1 - (st->uop_tail - st->uop_head)), 0,
-                    (int32_t)((uint64_t)m->undo_mask + 1 - (st->undo_tail - st->undo_head))};
-  f->v[1] = (oo_v4){(int32_t)(m->sched_cap[0] - st->sched_used[0]), (int32_t)(m->sched_cap[1] - st->sched_used[1]),
-                    (int32_t)(m->sched_cap[2] - st->sched_used[2]), (int32_t)(c->lq - (st->lq_tail - st->lq_head))};
-  f->v[2] = (oo_v4){(int32_t)(c->sq - (st->sq_tail - st->sq_head)), (int32_t)st->int_free, (int32_t)st->vec_free, 0};
+  f->v0 = (oo_v4){(int32_t)(c->rob - st->rob_slots),
+                  (int32_t)((uint64_t)m->uop_mask + 1 - (st->uop_tail - st->uop_head)), 0,
+                  (int32_t)((uint64_t)m->undo_mask + 1 - (st->undo_tail - st->undo_head))};
+  f->v1 = (oo_v4){(int32_t)(m->sched_cap[0] - st->sched_used[0]), (int32_t)(m->sched_cap[1] - st->sched_used[1]),
+                  (int32_t)(m->sched_cap[2] - st->sched_used[2]), (int32_t)(c->lq - (st->lq_tail - st->lq_head))};
+  f->v2 = (oo_v4){(int32_t)(c->sq - (st->sq_tail - st->sq_head)), (int32_t)st->int_free, (int32_t)st->vec_free, 0};
   f->ok = true;
 }
 
@@ -939,10 +1014,7 @@ static void free_take(const ooo_model *m, oo_free *f) {
  * once; the slow path names the first short one in check order. */
 static inline int check_resources(ooo_model *restrict m, oo_free *f, const ooo_phdr *p, uint32_t *rid, uint64_t *by) {
   if (!f->ok) free_take(m, f);
-  oo_v4 n[OOO_NRES / 4];
-  memcpy(n, p->needv, sizeof n);
-  oo_v4 gt = n[0] > f->v[0];
-  for (int k = 1; k < OOO_NRES / 4; k++) gt |= n[k] > f->v[k];
+  oo_v4 gt = (need_v(p, 0) > f->v0) | (need_v(p, 1) > f->v1) | (need_v(p, 2) > f->v2);
   uint64_t w[2];
   memcpy(w, &gt, sizeof w);
   if (__builtin_expect(!(w[0] | w[1]) && p->max_links <= m->st->link_avail, 1)) return OB_NONE;
@@ -951,9 +1023,9 @@ static inline int check_resources(ooo_model *restrict m, oo_free *f, const ooo_p
 
 /* Resources taken by a renamed instruction (links are read from the state by check_resources). */
 static inline void free_sub(oo_free *f, const ooo_phdr *p) {
-  oo_v4 n[OOO_NRES / 4];
-  memcpy(n, p->needv, sizeof n);
-  for (int k = 0; k < OOO_NRES / 4; k++) f->v[k] -= n[k];
+  f->v0 -= need_v(p, 0);
+  f->v1 -= need_v(p, 1);
+  f->v2 -= need_v(p, 2);
 }
 
 /* Dedupe list of the producers of one micro-op. */
@@ -1021,7 +1093,6 @@ static inline uint32_t new_uop(ooo_model *restrict m, uint32_t robidx, int kind,
   u->ready_cycle = now + 1;
   u->rob = robidx;
   u->dep_head = OOO_NIL;
-  u->ports = ports;
   u->ready_by = OOO_NIL;
   u->lat = (uint16_t)(lat > 65535 ? 65535 : lat);
   u->occ = (uint16_t)(occ > 65535 ? 65535 : occ);
@@ -1045,117 +1116,62 @@ static void apply_lat_mod(const ooo_fq *q, ooo_uop *u) {
   u->lat = (uint16_t)lat;
 }
 
-/* Rename and dispatch fetch-queue head q (resources were checked). */
-static void dispatch_one(ooo_model *restrict m, ooo_fq *q, const ooo_phdr *p, const plan *pm, uint64_t now,
-                         const ooo_bind *bind) {
+/* The load micro-ops of fetch-queue head q (the first of its instruction), their LQ entries;
+ * ld receives their slots. */
+static __attribute__((noinline)) void dispatch_loads(ooo_model *restrict m, const ooo_fq *q,
+                                                     const ooo_phdr *p, const plan *pm, uint32_t ri,
+                                                     uint32_t cls, uint64_t now, uint32_t *ld) {
+  ooo_state *st = m->st;
+  const ooo_config *c = &m->cfg;
+  ooo_uop *restrict uops = m->uops;
+  bool wrong = (q->flags & FQ_WRONG) != 0;
+  uint64_t sq_at = st->sq_tail;
+  uint32_t idx = 0;
+  bool mdp = false;
+  if (!wrong) {
+    if (c->core.mem_dep == MDP_CONSERVATIVE) mdp = true;
+    else if (c->core.mem_dep == MDP_PREDICT) {
+      if (now - st->mdp_epoch >= c->core.mdp_reset) {
+        memset(m->mdp, 0, (size_t)1 << c->core.mdp_bits);
+        st->mdp_epoch = now - (now - st->mdp_epoch) % c->core.mdp_reset;
+      }
+      mdp = m->mdp[mdp_index(m, q->pc)] != 0;
+    }
+  }
+  for (uint32_t i = 0; i < p->n_ld; i++) {
+    uint64_t a = pm->ld_addr[i], e = pm->ld_end[i];
+    uint32_t occ = 1;
+    if (p->rep && e > a) occ = (uint32_t)((e - a + c->core.rep_bytes_per_cycle - 1) / c->core.rep_bytes_per_cycle);
+    uint32_t s = new_uop(m, ri, OOO_UOP_LOAD, c->ports.load, 0, occ, cls, idx++, now);
+    ooo_uop *u = &uops[s];
+    u->addr = a;
+    u->end = e;
+    u->sq_at = sq_at;
+    u->mdp = mdp;
+    if (p->pmem) u->pmem = 1;
+    u->dep_sq = !wrong && e > a ? find_dep_store(m, a, e) : UINT64_MAX;
+    if (p->addr) {
+      srcset ss;
+      ss.n = 0;
+      dep_regs(m, &ss, p->addr, s);
+    }
+    m->lq[st->lq_tail++ & m->lq_mask] = q->fid;
+    ld[i] = s;
+    if (!u->pending) make_ready(m, s);
+  }
+}
+
+/* The store micro-ops (address, data) and SQ entries of fetch-queue head q; the data waits for
+ * the last computation micro-op `prev`, or without one for the sources and loads ld. */
+static __attribute__((noinline)) void dispatch_stores(ooo_model *restrict m, const ooo_fq *q,
+                                                      const ooo_phdr *p, const plan *pm, uint32_t ri,
+                                                      uint32_t cls, uint32_t idx, uint32_t prev,
+                                                      const uint32_t *ld, uint64_t now) {
   ooo_state *st = m->st;
   const ooo_config *c = &m->cfg;
   const ooo_tmpl *t = p->t;
   ooo_uop *restrict uops = m->uops;
   bool wrong = (q->flags & FQ_WRONG) != 0;
-  uint64_t pos = st->rob_tail++;
-  uint32_t ri = (uint32_t)(pos & m->rob_mask);
-  ooo_rob *r = &m->rob[ri];
-  r->fid = q->fid;
-  r->pc = q->pc;
-  r->win = q->win;
-  r->fetch_cycle = q->fetch_cycle;
-  r->dispatch_cycle = now;
-  r->done_cycle = 0;
-  r->uop0 = st->uop_tail;
-  r->undo0 = st->undo_tail;
-  r->sq0 = st->sq_tail;
-  r->bck_at = q->bck_at;
-  r->sid = t->sid;
-  r->bck = q->bck;
-  r->flags = (uint16_t)((wrong ? RF_WRONG : 0) | (t->br ? RF_BRANCH : 0) | ((q->flags & FQ_MISPRED) ? RF_MISPRED : 0) |
-                        ((t->flags & TF_SERIAL) && !p->nop ? RF_SERIAL : 0) | ((q->flags & FQ_GATE) ? RF_GATE : 0));
-  memcpy(&r->n_uops, &p->rob_counts, 8); /* n_uops, left, slots, n_lq, n_sq, n_undo, n_int, n_vec */
-  r->br = t->br;
-  r->miss = 0;
-  r->last_uop = OOO_NIL;
-  if (bind) r->bind_dispatch = *bind;
-  st->rob_slots += p->slots;
-  st->int_free -= p->n_int;
-  st->vec_free -= p->n_vec;
-  uint64_t sq_at = st->sq_tail;
-  const uint32_t cls = t->cls;
-  uint32_t idx = 0;
-
-  /* Loads. */
-  uint32_t ld[OOO_MAX_LD];
-  if (p->n_ld) {
-    bool mdp = false;
-    if (!wrong) {
-      if (c->core.mem_dep == MDP_CONSERVATIVE) mdp = true;
-      else if (c->core.mem_dep == MDP_PREDICT) {
-        if (now - st->mdp_epoch >= c->core.mdp_reset) {
-          memset(m->mdp, 0, (size_t)1 << c->core.mdp_bits);
-          st->mdp_epoch = now - (now - st->mdp_epoch) % c->core.mdp_reset;
-        }
-        mdp = m->mdp[mdp_index(m, q->pc)] != 0;
-      }
-    }
-    for (uint32_t i = 0; i < p->n_ld; i++) {
-      uint64_t a = pm->ld_addr[i], e = pm->ld_end[i];
-      uint32_t occ = 1;
-      if (p->rep && e > a) occ = (uint32_t)((e - a + c->core.rep_bytes_per_cycle - 1) / c->core.rep_bytes_per_cycle);
-      uint32_t s = new_uop(m, ri, OOO_UOP_LOAD, c->ports.load, 0, occ, cls, idx++, now);
-      ooo_uop *u = &uops[s];
-      u->addr = a;
-      u->end = e;
-      u->sq_at = sq_at;
-      u->mdp = mdp;
-      if (p->pmem) u->pmem = 1;
-      u->dep_sq = !wrong && e > a ? find_dep_store(m, a, e) : UINT64_MAX;
-      if (p->addr) {
-        srcset ss;
-        ss.n = 0;
-        dep_regs(m, &ss, p->addr, s);
-      }
-      m->lq[st->lq_tail++ & m->lq_mask] = q->fid;
-      ld[i] = s;
-      if (!u->pending) make_ready(m, s);
-    }
-  }
-  /* Computation chain. */
-  uint32_t prev = OOO_NIL;
-  for (uint32_t k = 0; k < p->n_exec; k++) {
-    const ooo_uop_spec *sp = &t->exec[k];
-    uint32_t lat = sp->latency + (k == 0 && p->rep ? c->core.rep_startup : 0);
-    uint32_t s = new_uop(m, ri, OOO_UOP_EXEC, sp->ports, lat, sp->occupancy, cls, idx++, now);
-    srcset ss;
-    ss.n = 0;
-    if (k == 0) {
-      dep_regs(m, &ss, p->src, s);
-      for (uint32_t i = 0; i < p->n_ld; i++) dep_on(m, &ss, ld[i], s);
-      /* only the first can be ready: the others wait for their predecessor (make_ready is
-       * independent of the latency change below) */
-      if (!uops[s].pending) make_ready(m, s);
-    } else {
-      dep_on(m, &ss, prev, s);
-    }
-    prev = s;
-  }
-  if (prev != OOO_NIL) uops[prev].br = t->br != 0; /* the last one resolves a branch (new_uop cleared it) */
-  uint32_t result = prev != OOO_NIL ? prev : (p->n_ld ? ld[p->n_ld - 1] : OOO_NIL);
-  if (result != OOO_NIL) {
-    ooo_uop *u = &uops[result];
-    u->last = 1;
-    if (q->mod & MOD_LAT) {
-      if (u->kind == OOO_UOP_LOAD) {
-        if (q->lat_set >= 0) {
-          u->pmem = 2;
-          u->lat = (uint16_t)(q->lat_set > 65535 ? 65535 : q->lat_set);
-        } else {
-          u->lat = (uint16_t)(q->lat_add > 0 ? (q->lat_add > 65535 ? 65535 : q->lat_add) : 0);
-        }
-      } else {
-        apply_lat_mod(q, u);
-      }
-    }
-  }
-  /* Stores. */
   for (uint32_t i = 0; i < p->n_st; i++) {
     uint64_t spos = st->sq_tail++;
     uint32_t si = (uint32_t)(spos & m->sq_mask);
@@ -1205,6 +1221,91 @@ static void dispatch_one(ooo_model *restrict m, ooo_fq *q, const ooo_phdr *p, co
       }
     }
   }
+}
+
+/* Rename and dispatch fetch-queue head q (resources were checked). */
+static void dispatch_one(ooo_model *restrict m, ooo_fq *q, const ooo_phdr *p, const plan *pm, uint64_t now,
+                         const ooo_bind *bind) {
+  ooo_state *st = m->st;
+  const ooo_config *c = &m->cfg;
+  const ooo_tmpl *t = p->t;
+  ooo_uop *restrict uops = m->uops;
+  bool wrong = (q->flags & FQ_WRONG) != 0;
+  uint64_t pos = st->rob_tail++;
+  uint32_t ri = (uint32_t)(pos & m->rob_mask);
+  ooo_rob *r = &m->rob[ri];
+  r->fid = q->fid;
+  r->pc = q->pc;
+  r->win = q->win;
+  r->fetch_cycle = q->fetch_cycle;
+  r->dispatch_cycle = now;
+  r->done_cycle = 0;
+  r->uop0 = st->uop_tail;
+  r->undo0 = st->undo_tail;
+  r->sq0 = st->sq_tail;
+  r->bck_at = q->bck_at;
+  r->sid = t->sid;
+  r->bck = q->bck;
+  /* the fetch-queue bits moved into place (no branches), the template's from the plan */
+  _Static_assert((int)FQ_WRONG == (int)RF_WRONG && (int)FQ_MISPRED << 1 == (int)RF_MISPRED &&
+                     (int)FQ_GATE << 3 == (int)RF_GATE,
+                 "fq -> rob flags");
+  uint32_t qf = q->flags;
+  r->flags = (uint16_t)(p->rf | (qf & FQ_WRONG) | (qf & FQ_MISPRED) << 1 | (qf & FQ_GATE) << 3);
+  memcpy(&r->n_uops, &p->rob_counts, 8); /* n_uops, left, slots, n_lq, n_sq, n_undo, n_int, n_vec */
+  r->br = t->br;
+  r->miss = 0;
+  r->last_uop = OOO_NIL;
+  if (bind) r->bind_dispatch = *bind;
+  st->rob_slots += p->slots;
+  st->int_free -= p->n_int;
+  st->vec_free -= p->n_vec;
+  const uint32_t cls = t->cls;
+  uint32_t idx;
+
+  /* Loads (out of line: most instructions have none, and the rename path keeps its registers). */
+  uint32_t ld[OOO_MAX_LD];
+  if (p->n_ld) dispatch_loads(m, q, p, pm, ri, cls, now, ld);
+  idx = p->n_ld;
+  /* Computation chain. */
+  uint32_t prev = OOO_NIL;
+  for (uint32_t k = 0; k < p->n_exec; k++) {
+    const ooo_uop_spec *sp = &t->exec[k];
+    uint32_t lat = sp->latency + (k == 0 && p->rep ? c->core.rep_startup : 0);
+    uint32_t s = new_uop(m, ri, OOO_UOP_EXEC, sp->ports, lat, sp->occupancy, cls, idx++, now);
+    srcset ss;
+    ss.n = 0;
+    if (k == 0) {
+      dep_regs(m, &ss, p->src, s);
+      for (uint32_t i = 0; i < p->n_ld; i++) dep_on(m, &ss, ld[i], s);
+      /* only the first can be ready: the others wait for their predecessor (make_ready is
+       * independent of the latency change below) */
+      if (!uops[s].pending) make_ready(m, s);
+    } else {
+      dep_on(m, &ss, prev, s);
+    }
+    prev = s;
+  }
+  if (prev != OOO_NIL) uops[prev].br = t->br != 0; /* the last one resolves a branch (new_uop cleared it) */
+  uint32_t result = prev != OOO_NIL ? prev : (p->n_ld ? ld[p->n_ld - 1] : OOO_NIL);
+  if (result != OOO_NIL) {
+    ooo_uop *u = &uops[result];
+    u->last = 1;
+    if (q->mod & MOD_LAT) {
+      if (u->kind == OOO_UOP_LOAD) {
+        if (q->lat_set >= 0) {
+          u->pmem = 2;
+          u->lat = (uint16_t)(q->lat_set > 65535 ? 65535 : q->lat_set);
+        } else {
+          u->lat = (uint16_t)(q->lat_add > 0 ? (q->lat_add > 65535 ? 65535 : q->lat_add) : 0);
+        }
+      } else {
+        apply_lat_mod(q, u);
+      }
+    }
+  }
+  /* Stores (out of line, as the loads). */
+  if (p->n_st) dispatch_stores(m, q, p, pm, ri, cls, idx, prev, ld, now);
   /* Rename destinations. */
   if (p->dst) {
     ooo_map alias = {0, 0, 0};
@@ -1330,7 +1431,6 @@ void oo_dispatch(ooo_model *restrict m, uint64_t now) {
         pl = &pp->h;
       }
     }
-    const ooo_tmpl *t = pl->t;
     if (used && used + pl->slots > W) {
       stop = OB_WIDTH; /* by: the previous instruction, dispatched this cycle */
       break;
@@ -1341,7 +1441,7 @@ void oo_dispatch(ooo_model *restrict m, uint64_t now) {
       st->disp_wait = 1;
       break;
     }
-    if ((t->flags & TF_SERIAL) && !pl->nop && st->rob_head != st->rob_tail) {
+    if ((pl->rf & RF_SERIAL) && st->rob_head != st->rob_tail) {
       stop = OB_SERIAL;
       by = oo_rob(m, st->rob_head)->fid;
       st->disp_wait = 1;
@@ -1521,28 +1621,32 @@ void oo_commit(ooo_model *restrict m, uint64_t now) {
         st->bck_head++;
       }
     }
-    int mlv = (r->miss & 8) ? 3 : (r->miss & 4) ? 2 : (r->miss & 2) ? 1 : 0;
-    for (uint32_t k = 0; k < r->n_lq; k++) { /* loads are the first micro-ops */
-      const ooo_uop *u = &m->uops[(r->uop0 + k) & m->uop_mask];
-      int lv = u->done_kind == OB_FORWARD ? 0 : m->lvl_track ? mlv : u->done_kind - OB_L1;
-      if (lv < 0 || lv > 3) lv = 0;
-      st->stats.load_level[lv]++;
-      if (ss && !m->lvl_track) { /* by latency */
-        if (lv >= 1) ss->l1d_misses++;
-        if (lv >= 2) ss->l2_misses++;
-        if (lv >= 3) ss->llc_misses++;
+    if (r->n_lq) {
+      int mlv = (r->miss & 8) ? 3 : (r->miss & 4) ? 2 : (r->miss & 2) ? 1 : 0;
+      for (uint32_t k = 0; k < r->n_lq; k++) { /* loads are the first micro-ops */
+        const ooo_uop *u = &m->uops[(r->uop0 + k) & m->uop_mask];
+        int lv = u->done_kind == OB_FORWARD ? 0 : m->lvl_track ? mlv : u->done_kind - OB_L1;
+        if (lv < 0 || lv > 3) lv = 0;
+        st->stats.load_level[lv]++;
+        if (ss && !m->lvl_track) { /* by latency */
+          if (lv >= 1) ss->l1d_misses++;
+          if (lv >= 2) ss->l2_misses++;
+          if (lv >= 3) ss->llc_misses++;
+        }
       }
+      st->stats.loads += r->n_lq;
+      st->lq_head += r->n_lq;
     }
     if (ss && m->lvl_track && r->miss) { /* from the memory system's miss events */
       if (r->miss & 2) ss->l1d_misses++;
       if (r->miss & 4) ss->l2_misses++;
       if (r->miss & 8) ss->llc_misses++;
     }
-    st->stats.loads += r->n_lq;
-    st->stats.stores += r->n_sq;
-    st->lq_head += r->n_lq;
-    for (uint32_t j = 0; j < r->n_sq; j++) m->sq[(r->sq0 + j) & m->sq_mask].state = SQS_SENIOR;
-    st->sq_commit += r->n_sq;
+    if (r->n_sq) {
+      st->stats.stores += r->n_sq;
+      for (uint32_t j = 0; j < r->n_sq; j++) m->sq[(r->sq0 + j) & m->sq_mask].state = SQS_SENIOR;
+      st->sq_commit += r->n_sq;
+    }
     st->int_free += r->n_int;
     st->vec_free += r->n_vec;
     st->rob_slots -= r->slots;

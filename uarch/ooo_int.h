@@ -75,6 +75,7 @@ typedef struct ooo_phdr {
   uint64_t rob_counts;        /* the ROB entry's n_uops .. n_vec bytes, ready to store */
   regset_t src, addr, dst;
   bool nop, rep, pmem;
+  uint16_t rf;                /* the ROB entry's flags the template decides (RF_BRANCH, RF_SERIAL) */
   int32_t needv[OOO_NRES];    /* what it takes of each dispatch resource (OOO_RES_*); the links
                                  lane is 0 (links are checked as a scalar against max_links) */
 } ooo_phdr;
@@ -95,6 +96,10 @@ typedef struct ooo_tmpl {
   ooo_uop_spec exec[OOO_MAX_CLASS_UOPS];
   const dec_insn *di;       /* decoded record (pointer into the trace or the decode cache) */
   ooo_phdr sp;              /* its plan without memory accesses or modifications */
+  /* cache (not part of the template's meaning): the last plan header make_plan computed for it
+   * and that header's key (loads, stores, nop, pmem, rep; 0 = none) */
+  uint32_t dp_key;
+  ooo_phdr dp;
 } ooo_tmpl;
 
 /* ---- state records ------------------------------------------------------------------------------ */
@@ -194,7 +199,6 @@ typedef struct ooo_uop {
   uint64_t done_cycle;      /* result available (for loads: max over parts so far) */
   uint32_t rob;             /* ROB ring index */
   uint32_t dep_head;        /* first consumer link node */
-  uint32_t ports;           /* allowed ports */
   uint32_t ready_by;        /* slot of the producer that arrived last, OOO_NIL if none */
   uint32_t next, prev;      /* wheel links */
   uint16_t lat, occ;        /* cycles */
