@@ -1578,9 +1578,9 @@ void oo_commit(ooo_model *restrict m, uint64_t now) {
   __builtin_prefetch(oo_win(m, st->win_head + 8)); /* correct-path commits walk the window in order */
   while (n < c->commit_width && st->rob_head < st->rob_tail) {
     ooo_rob *r = oo_rob(m, st->rob_head);
-    if (!(r->flags & RF_DONE) || r->done_cycle + c->commit_latency > now) {
-      if (!(r->flags & RF_DONE)) st->commit_stall = (r->flags & RF_LOADMISS) ? OB_L2 : OB_EXEC;
-      else st->commit_stall = OB_COMPLETION;
+    uint8_t stall = oo_head_stall(m, r, now);
+    if (stall != OB_NONE) {
+      st->commit_stall = stall;
       break;
     }
     if (m->obs && m->obs->commit) { /* binding of the commit stage */

@@ -549,6 +549,12 @@ static inline void oo_wheel_unlink(ooo_model *restrict m, uint32_t slot) {
 static inline void oo_wheel_remove(ooo_model *restrict m, uint32_t slot) {
   if (m->uops[slot].in_wheel) oo_wheel_unlink(m, slot);
 }
+/* Why the ROB head `r` cannot commit at cycle `now` (OB_NONE if it can): not complete yet
+ * (a load miss or execution), or completed less than commit_latency cycles ago. */
+static inline uint8_t oo_head_stall(const ooo_model *m, const ooo_rob *r, uint64_t now) {
+  if (!(r->flags & RF_DONE)) return (r->flags & RF_LOADMISS) ? OB_L2 : OB_EXEC;
+  return r->done_cycle + m->cfg.core.commit_latency > now ? OB_COMPLETION : OB_NONE;
+}
 static inline ooo_fq *oo_fq(ooo_model *m, uint64_t pos) { return &m->fq[pos & m->fq_mask]; }
 static inline ooo_win *oo_win(ooo_model *m, uint64_t pos) { return &m->win[pos & m->win_mask]; }
 
