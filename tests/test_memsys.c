@@ -629,6 +629,57 @@ static void test_tlb(void **state) {
   h_free(h);
 }
 
+/* Reference TLB for test_tlb_lru: per set, the pages from most to least recently used. */
+typedef struct ref_tlb {
+  uint64_t page[64][16];
+  uint32_t n[64];
+  uint32_t sets, ways;
+} ref_tlb;
+
+/* Look page up; a miss installs it over the least recently used page. Returns hit. */
+static bool ref_tlb_lookup(ref_tlb *r, uint64_t page) {
+  uint32_t s = (uint32_t)(page & (r->sets - 1)), i = 0;
+  uint64_t *p = r->page[s];
+  while (i < r->n[s] && p[i] != page) i++;
+  bool hit = i < r->n[s];
+  if (!hit && r->n[s] < r->ways) r->n[s]++;
+  if (i >= r->n[s]) i = r->n[s] - 1; /* full set: the LRU page goes */
+  memmove(&p[1], &p[0], i * sizeof *p);
+  p[0] = page;
+  return hit;
+}
+
+/* TLB replacement is exact LRU per set whatever the position hints and the last-page shortcut
+ * remember: the DTLB and STLB misses of a random page stream (pages sharing sets and hint
+ * slots, runs of one page) match a reference LRU model access by access. */
+static void test_tlb_lru(void **state) {
+  (void)state;
+  mem_config c;
+  test_config(&c);
+  c.dtlb = (tlb_config){16, 4, 0};  /* 4 sets */
+  c.stlb = (tlb_config){32, 4, 7};  /* 8 sets */
+  harness *h = h_new(&c);
+  ref_tlb *d = xcalloc(1, sizeof *d), *st = xcalloc(1, sizeof *st);
+  d->sets = 4, d->ways = 4, st->sets = 8, st->ways = 4;
+  wi_rng r;
+  rng_seed(&r, tu_seed());
+  uint64_t page = 0;
+  for (int i = 0; i < 3000; i++) {
+    if (rng_below(&r, 3)) page = rng_below(&r, 64); /* else the same page again */
+    uint64_t dm = mem_tlb_stats_get(h->m, 1)->misses, sm = mem_tlb_stats_get(h->m, 2)->misses;
+    h_access(h, 0xA0000000ull + page * 4096 + rng_below(&r, 4) * 64, 1, MREQ_LOAD);
+    bool dhit = ref_tlb_lookup(d, page), shit = dhit || ref_tlb_lookup(st, page);
+    if (mem_tlb_stats_get(h->m, 1)->misses - dm != !dhit ||
+        mem_tlb_stats_get(h->m, 2)->misses - sm != !shit)
+      fail_msg("access %d page %llu: DTLB miss %d (ref %d), STLB miss %d (ref %d)", i,
+               (unsigned long long)page, (int)(mem_tlb_stats_get(h->m, 1)->misses - dm), !dhit,
+               (int)(mem_tlb_stats_get(h->m, 2)->misses - sm), !shit);
+  }
+  free(d);
+  free(st);
+  h_free(h);
+}
+
 /* Inclusive LLC back-invalidates inner copies; non-inclusive keeps them. */
 static void test_inclusion(void **state) {
   (void)state;
@@ -1075,6 +1126,7 @@ int main(void) {
       cmocka_unit_test(test_lru_order),
       cmocka_unit_test(test_writebacks),
       cmocka_unit_test(test_tlb),
+      cmocka_unit_test(test_tlb_lru),
       cmocka_unit_test(test_inclusion),
       cmocka_unit_test(test_victim_llc),
       cmocka_unit_test(test_perfect),

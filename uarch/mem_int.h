@@ -8,6 +8,10 @@
 
 #include "memsys.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 /* Levels, in mem_event.level numbering. The four caches are 0..3. */
 enum { ML_L1I = 0, ML_L1D = 1, ML_L2 = 2, ML_LLC = 3, ML_DRAM = 4, ML_TLB = 5, ML_NCACHE = 4 };
 
@@ -118,15 +122,16 @@ typedef struct mem_chan {
 
 /* ---- TLB ---------------------------------------------------------------------------------- */
 
-#define MEM_TLB_MEMO 4 /* page -> way hints per TLB (not state) */
+#define MEM_TLB_MEMO 16 /* page -> position hints per TLB (not state) */
 typedef struct mem_tlb {
   const tlb_config *cfg;
   uint32_t sets, ways;
   uint64_t *tags;       /* page number + 1; 0 = invalid */
   uint32_t *stamp;      /* LRU stamps */
-  uint64_t memo_page[MEM_TLB_MEMO]; /* not state: page + 1 recently found at way memo_way (a
-                                       hint, checked against the tag; cleared by mem_copy) */
-  uint32_t memo_way[MEM_TLB_MEMO];  /* way within the page's set */
+  uint32_t latency;     /* cfg->latency (cycles), copied next to the hints */
+  uint64_t memo_page[MEM_TLB_MEMO]; /* not state: page + 1 recently found at position memo_pos
+                                       (a hint, checked against the tag; cleared by mem_copy) */
+  uint32_t memo_pos[MEM_TLB_MEMO];  /* set * ways + way of the page */
 } mem_tlb;
 
 /* ---- the whole state block (copied by mem_copy) -------------------------------------------- */
@@ -220,6 +225,10 @@ struct mem_cache {
   mem_level_stats *stats;
   const mem_repl_ops *repl_ops;
   const mem_pf_ops *pf_ops;
+  int32_t pf_kind;      /* cfg->prefetcher (PF_*): the hit path dispatches on it, not pf_ops */
+  uint32_t pf_deg;      /* cfg->pf_degree, at least 1 and at most MEM_PF_MAX (lines) */
+  uint32_t lat;         /* cfg->latency (cycles) */
+  uint32_t bw;          /* cfg->bandwidth (accesses per cycle, 0 = unlimited) */
   /* Not state (a hint, checked against the tags before use, so a stale entry after mem_copy
    * costs only a lookup): recently found lines and their tag positions, direct mapped. */
   uint64_t memo_line[MEM_MEMO]; /* line + 1, 0 empty */
@@ -262,6 +271,81 @@ struct mem_sys {
   uint32_t lines_per_row;
   uint32_t page_shift;  /* log2(page_bytes) */
 };
+
+/* LRU ranks (mem_repl_lru16): make `way` the most recently used of its set. Here, not in
+ * mem_repl.c, so the L1 hit path inlines it. */
+static inline void mem_lru16_use(mem_cache *c, uint32_t set, uint32_t way) {
+  uint8_t *a = &c->age[(size_t)set * 16];
+#if defined(__SSE2__)
+  __m128i x = _mm_loadu_si128((const __m128i *)(const void *)a);
+  __m128i r = _mm_set1_epi8((char)a[way]);
+  x = _mm_sub_epi8(x, _mm_cmplt_epi8(x, r)); /* younger than `way` (all-ones lanes): one older */
+  _mm_storeu_si128((__m128i *)(void *)a, x);
+#else
+  uint8_t r = a[way];
+  for (uint32_t w = 0; w < 16; w++) a[w] = (uint8_t)(a[w] + (a[w] < r));
+#endif
+  a[way] = 0;
+}
+
+/* ---- prefetcher training, inline (mem_pf.c wraps these in its table; memsys.c calls them
+ * directly, dispatching on mem_cache.pf_kind) ------------------------------------------------ */
+
+/* next-line: on a miss (or the first use of a prefetched line) fetch the next `deg` lines. */
+static inline uint32_t mem_nl_train(uint32_t deg, const mem_pf_access *a, uint64_t *out,
+                                    uint32_t max) {
+  if (a->hit && !a->pf_hit) return 0;
+  uint32_t n = 0;
+  for (uint32_t k = 1; k <= deg && n < max; k++) out[n++] = a->line + k;
+  return n;
+}
+
+/* IP-stride: per-PC last address, stride and 2-bit confidence. */
+#define MEM_IPS_ENTRIES 256 /* direct-mapped by PC bits (Intel does not publish the table size) */
+
+typedef struct mem_ips_entry {
+  uint64_t pc;
+  uint64_t last;        /* last byte address */
+  int64_t stride;       /* bytes */
+  uint32_t conf;        /* 0..3; prefetch at >= 2 */
+  uint32_t pad;
+} mem_ips_entry;
+
+static inline uint32_t mem_ips_train(void *st, uint32_t deg, uint32_t line_shift,
+                                     const mem_pf_access *a, uint64_t *out, uint32_t max) {
+  mem_ips_entry *e =
+      &((mem_ips_entry *)st)[(a->pc ^ (a->pc >> 8) ^ (a->pc >> 16)) & (MEM_IPS_ENTRIES - 1)];
+  if (e->pc != a->pc) {
+    e->pc = a->pc;
+    e->last = a->addr;
+    e->stride = 0;
+    e->conf = 0;
+    return 0;
+  }
+  int64_t d = (int64_t)(a->addr - e->last);
+  if (d == 0) return 0;
+  uint64_t prev = e->last;
+  e->last = a->addr;
+  if (d == e->stride) {
+    if (e->conf < 3) e->conf++;
+  } else if (e->conf > 0) {
+    e->conf--;
+  } else {
+    e->stride = d;
+  }
+  /* Trigger once per new line, so a small stride does not re-issue the same candidates. */
+  if (e->conf < 2 || (prev >> line_shift) == a->line) return 0;
+  uint32_t n = 0;
+  int64_t s = e->stride, lb = (int64_t)1 << line_shift;
+  if (s >= lb || s <= -lb) {
+    for (uint32_t k = 1; k <= deg && n < max; k++)
+      out[n++] = (a->addr + (uint64_t)(s * (int64_t)k)) >> line_shift;
+  } else { /* sub-line stride: run `degree` lines ahead in the stride's direction */
+    for (uint32_t k = 1; k <= deg && n < max; k++)
+      out[n++] = s > 0 ? a->line + k : a->line - k;
+  }
+  return n;
+}
 
 /* mem_repl.c */
 extern const mem_repl_ops *const mem_repl_table[REPL_NUM];

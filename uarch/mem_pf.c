@@ -23,66 +23,26 @@ static uint32_t nl_train(void *st, const cache_config *cfg, uint32_t line_shift,
                          const mem_pf_access *a, uint64_t *out, uint32_t max) {
   (void)st;
   (void)line_shift;
-  if (a->hit && !a->pf_hit) return 0;
-  uint32_t n = 0, d = degree_of(cfg);
-  for (uint32_t k = 1; k <= d && n < max; k++) out[n++] = a->line + k;
-  return n;
+  return mem_nl_train(degree_of(cfg), a, out, max);
 }
 static const mem_pf_ops pf_next_line = {"next_line", nl_bytes, nl_init, nl_train};
 
 /* ---- IP-stride: per-PC last address, stride and 2-bit confidence ------------------------- */
 
-#define IPS_ENTRIES 256 /* direct-mapped by PC bits (Intel does not publish the table size) */
-
-typedef struct ips_entry {
-  uint64_t pc;
-  uint64_t last;        /* last byte address */
-  int64_t stride;       /* bytes */
-  uint32_t conf;        /* 0..3; prefetch at >= 2 */
-  uint32_t pad;
-} ips_entry;
+/* The table layout and the training (mem_ips_train) live in mem_int.h, so the L1 hit path
+ * inlines them. */
 
 static size_t ips_bytes(const cache_config *cfg) {
   (void)cfg;
-  return sizeof(ips_entry) * IPS_ENTRIES;
+  return sizeof(mem_ips_entry) * MEM_IPS_ENTRIES;
 }
 static void ips_init(void *st, const cache_config *cfg) {
   (void)cfg;
-  memset(st, 0, sizeof(ips_entry) * IPS_ENTRIES);
+  memset(st, 0, sizeof(mem_ips_entry) * MEM_IPS_ENTRIES);
 }
 static uint32_t ips_train(void *st, const cache_config *cfg, uint32_t line_shift,
                           const mem_pf_access *a, uint64_t *out, uint32_t max) {
-  ips_entry *e = &((ips_entry *)st)[(a->pc ^ (a->pc >> 8) ^ (a->pc >> 16)) & (IPS_ENTRIES - 1)];
-  if (e->pc != a->pc) {
-    e->pc = a->pc;
-    e->last = a->addr;
-    e->stride = 0;
-    e->conf = 0;
-    return 0;
-  }
-  int64_t d = (int64_t)(a->addr - e->last);
-  if (d == 0) return 0;
-  uint64_t prev = e->last;
-  e->last = a->addr;
-  if (d == e->stride) {
-    if (e->conf < 3) e->conf++;
-  } else if (e->conf > 0) {
-    e->conf--;
-  } else {
-    e->stride = d;
-  }
-  /* Trigger once per new line, so a small stride does not re-issue the same candidates. */
-  if (e->conf < 2 || (prev >> line_shift) == a->line) return 0;
-  uint32_t n = 0, dgr = degree_of(cfg);
-  int64_t s = e->stride, lb = (int64_t)1 << line_shift;
-  if (s >= lb || s <= -lb) {
-    for (uint32_t k = 1; k <= dgr && n < max; k++)
-      out[n++] = (a->addr + (uint64_t)(s * (int64_t)k)) >> line_shift;
-  } else { /* sub-line stride: run `degree` lines ahead in the stride's direction */
-    for (uint32_t k = 1; k <= dgr && n < max; k++)
-      out[n++] = s > 0 ? a->line + k : a->line - k;
-  }
-  return n;
+  return mem_ips_train(st, degree_of(cfg), line_shift, a, out, max);
 }
 static const mem_pf_ops pf_ip_stride = {"ip_stride", ips_bytes, ips_init, ips_train};
 

@@ -62,19 +62,8 @@ void mem_repl_age_init(mem_cache *c) {
     for (uint32_t w = 0; w < 16; w++) c->age[(size_t)s * 16 + w] = w < c->ways ? (uint8_t)w : MEM_AGE_NONE;
 }
 
-static inline void lru16_use(mem_cache *c, uint32_t set, uint32_t way) {
-  uint8_t *a = &c->age[(size_t)set * 16];
-#if defined(__SSE2__)
-  __m128i x = _mm_loadu_si128((const __m128i *)(const void *)a);
-  __m128i r = _mm_set1_epi8((char)a[way]);
-  x = _mm_sub_epi8(x, _mm_cmplt_epi8(x, r)); /* younger than `way` (all-ones lanes): one older */
-  _mm_storeu_si128((__m128i *)(void *)a, x);
-#else
-  uint8_t r = a[way];
-  for (uint32_t w = 0; w < 16; w++) a[w] = (uint8_t)(a[w] + (a[w] < r));
-#endif
-  a[way] = 0;
-}
+/* The use itself (mem_lru16_use) lives in mem_int.h, so the L1 hit path inlines it. */
+static inline void lru16_use(mem_cache *c, uint32_t set, uint32_t way) { mem_lru16_use(c, set, way); }
 
 static void lru16_hit(mem_cache *c, uint32_t set, uint32_t way) { lru16_use(c, set, way); }
 

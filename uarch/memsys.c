@@ -303,6 +303,11 @@ static size_t layout(mem_sys *m, uint8_t *blk) {
     if (l <= ML_L1D) PLACE(c->waiters, (size_t)cc->mshrs * MEM_WAIT_PER_MSHR * sizeof(mem_waiter));
     PLACE(c->pfvict, MEM_PFVICT * sizeof(uint64_t));
     c->pf_ops = mem_pf_table[cc->prefetcher];
+    c->pf_kind = cc->prefetcher;
+    c->lat = cc->latency;
+    c->bw = cc->bandwidth;
+    c->pf_deg = cc->pf_degree ? cc->pf_degree : 1;
+    if (c->pf_deg > MEM_PF_MAX) c->pf_deg = MEM_PF_MAX;
     c->repl_ops = lru16 ? &mem_repl_lru16 : mem_repl_table[cc->replacement];
     if (c->pf_ops) PLACE(c->pf_state, c->pf_ops->state_bytes(cc));
     if (blk) {
@@ -316,6 +321,7 @@ static size_t layout(mem_sys *m, uint8_t *blk) {
     t->cfg = tc[i];
     t->ways = tc[i]->ways;
     t->sets = tc[i]->entries / tc[i]->ways;
+    t->latency = tc[i]->latency;
     PLACE(t->tags, tc[i]->entries * sizeof(uint64_t));
     PLACE(t->stamp, tc[i]->entries * sizeof(uint32_t));
   }
@@ -509,22 +515,25 @@ static inline int cache_find(const mem_cache *c, uint64_t line, uint32_t *set) {
 }
 
 /* cache_find through the level's line -> way hints (L1 levels: most accesses hit a line
- * found recently). The same result as cache_find: a line is held in at most one way. */
-static inline int cache_find_memo(mem_cache *c, uint64_t line, uint32_t *set) {
+ * found recently); also gives the way's tag position (set * ways + way) when found. The same
+ * result as cache_find: a line is held in at most one way. */
+static inline int cache_find_pos(mem_cache *c, uint64_t line, uint32_t *set, uint32_t *pos) {
   uint32_t s = (uint32_t)(line & c->set_mask);
   uint32_t k = (uint32_t)(line ^ (line >> 6) ^ (line >> 12)) & (MEM_MEMO - 1);
   uint64_t key = (line << MT_SHIFT) | MT_VALID;
+  *set = s;
   if (c->memo_line[k] == line + 1) {
-    uint32_t pos = c->memo_pos[k];
-    if ((c->tags[pos] & ~(uint64_t)(MT_DIRTY | MT_PF)) == key) {
-      *set = s;
-      return (int)(pos - s * c->ways);
+    uint32_t p = c->memo_pos[k];
+    if ((c->tags[p] & ~(uint64_t)(MT_DIRTY | MT_PF)) == key) {
+      *pos = p;
+      return (int)(p - s * c->ways);
     }
   }
   int w = cache_find(c, line, set);
   if (w >= 0) {
+    *pos = s * c->ways + (uint32_t)w;
     c->memo_line[k] = line + 1;
-    c->memo_pos[k] = s * c->ways + (uint32_t)w;
+    c->memo_pos[k] = *pos;
   }
   return w;
 }
@@ -705,54 +714,53 @@ static void cache_install(mem_sys *m, int level, uint64_t line, uint64_t t, bool
 
 /* ---- TLBs -------------------------------------------------------------------------------- */
 
-static bool tlb_lookup(mem_sys *m, int which, uint64_t page) {
-  mem_tlb *t = &m->tlb[which];
-  uint32_t set = (uint32_t)(page & (t->sets - 1));
-  uint64_t *tags = &t->tags[(size_t)set * t->ways];
-  uint32_t *stamp = &t->stamp[(size_t)set * t->ways];
-  if (++m->st->tlb_clock == 0) { /* clock wrapped: restart ages (once per 4 G lookups) */
+/* Advance the TLB LRU clock for one lookup; returns the new stamp. */
+static inline uint32_t tlb_tick(mem_sys *m) {
+  if (__builtin_expect(++m->st->tlb_clock == 0, 0)) { /* wrapped: restart ages (once per 4 G lookups) */
     for (int i = 0; i < 3; i++) memset(m->tlb[i].stamp, 0, m->tlb[i].cfg->entries * sizeof(uint32_t));
     m->st->tlb_clock = 1;
   }
+  return m->st->tlb_clock;
+}
+
+/* Is page in TLB `which`? A hit becomes most recently used; a miss is installed over the least
+ * recently used way (lowest index on ties). The position hints are checked first. */
+static inline bool tlb_lookup(mem_sys *m, int which, uint64_t page) {
+  mem_tlb *t = &m->tlb[which];
   uint32_t k = (uint32_t)page & (MEM_TLB_MEMO - 1); /* a hint, checked against the tag */
-  uint32_t mw = t->memo_way[k];
-  if (t->memo_page[k] == page + 1 && tags[mw] == page + 1) {
-    stamp[mw] = m->st->tlb_clock;
+  uint32_t mp = t->memo_pos[k];
+  if (t->memo_page[k] == page + 1 && t->tags[mp] == page + 1) {
+    t->stamp[mp] = tlb_tick(m);
     return true;
   }
+  uint32_t set = (uint32_t)(page & (t->sets - 1));
+  uint64_t *tags = &t->tags[(size_t)set * t->ways];
+  uint32_t *stamp = &t->stamp[(size_t)set * t->ways];
+  uint32_t clk = tlb_tick(m);
+  t->memo_page[k] = page + 1;
   for (uint32_t w = 0; w < t->ways; w++)
     if (tags[w] == page + 1) {
-      stamp[w] = m->st->tlb_clock;
-      t->memo_page[k] = page + 1;
-      t->memo_way[k] = w;
+      stamp[w] = clk;
+      t->memo_pos[k] = set * t->ways + w;
       return true;
     }
   uint32_t v = 0;
   for (uint32_t w = 1; w < t->ways; w++)
     if (stamp[w] < stamp[v]) v = w;
   tags[v] = page + 1;
-  stamp[v] = m->st->tlb_clock;
-  t->memo_page[k] = page + 1;
-  t->memo_way[k] = v;
+  stamp[v] = clk;
+  t->memo_pos[k] = set * t->ways + v;
   return false;
 }
 
-/* Translate addr for an access by `fid`; returns the extra cycles. */
-static uint32_t tlb_access(mem_sys *m, bool ifetch, uint64_t addr, uint64_t now, uint64_t fid,
-                           bool wp) {
+/* The L1 TLB missed page: count it, look it up in the STLB; returns the extra cycles. */
+static __attribute__((noinline)) uint32_t tlb_miss(mem_sys *m, int which, uint64_t page,
+                                                   uint64_t now, uint64_t fid, bool wp) {
   const mem_config *cfg = m->cfg;
-  int which = ifetch ? 0 : 1;
-  uint64_t page = addr >> m->page_shift;
-  mem_tlb_stats *s = &m->st->tlb[which];
-  s->accesses++;
-  /* The last page looked up is present and already most recently used: nothing to update. */
-  if (m->st->tlb_last[which] == page + 1) return m->tlb[which].cfg->latency;
-  m->st->tlb_last[which] = page + 1;
-  if (tlb_lookup(m, which, page)) return m->tlb[which].cfg->latency;
-  s->misses++;
+  m->st->tlb[which].misses++;
   mem_emit(m, MEV_TLB_MISS, ML_TLB, MEM_RID(ML_TLB, MRK_TLB, which), fid, page * cfg->page_bytes,
            now, UINT64_MAX, wp, false);
-  uint32_t pen = m->tlb[which].cfg->latency + cfg->stlb.latency;
+  uint32_t pen = m->tlb[which].latency + cfg->stlb.latency;
   m->st->tlb[2].accesses++;
   if (!tlb_lookup(m, 2, page)) {
     m->st->tlb[2].misses++;
@@ -762,6 +770,19 @@ static uint32_t tlb_access(mem_sys *m, bool ifetch, uint64_t addr, uint64_t now,
     pen += cfg->walk_latency;
   }
   return pen;
+}
+
+/* Translate addr for an access by `fid`; returns the extra cycles. */
+static inline uint32_t tlb_access(mem_sys *m, bool ifetch, uint64_t addr, uint64_t now,
+                                  uint64_t fid, bool wp) {
+  int which = ifetch ? 0 : 1;
+  uint64_t page = addr >> m->page_shift;
+  m->st->tlb[which].accesses++;
+  /* The last page looked up is present and already most recently used: nothing to update. */
+  if (m->st->tlb_last[which] == page + 1) return m->tlb[which].latency;
+  m->st->tlb_last[which] = page + 1;
+  if (tlb_lookup(m, which, page)) return m->tlb[which].latency;
+  return tlb_miss(m, which, page, now, fid, wp);
 }
 
 /* ---- ports ------------------------------------------------------------------------------- */
@@ -794,14 +815,35 @@ typedef struct pf_batch {
   uint64_t line[ML_NCACHE][MEM_PF_MAX];
 } pf_batch;
 
+/* Train level's prefetcher on one access; up to max candidates go to out; returns how many.
+ * A switch on the kind, so the common trainers inline. */
+static inline uint32_t pf_run(mem_cache *c, uint64_t addr, uint64_t line, uint64_t pc, bool hit,
+                              bool pf_hit, uint8_t type, uint64_t *out, uint32_t max) {
+  /* One mem_pf_access per branch: the inlined trainers' copies stay in registers. */
+  switch (c->pf_kind) {
+  case PF_NONE: return 0;
+  case PF_NEXT_LINE: {
+    mem_pf_access a = {addr, line, pc, hit, pf_hit, type};
+    return mem_nl_train(c->pf_deg, &a, out, max);
+  }
+  case PF_IP_STRIDE: {
+    mem_pf_access a = {addr, line, pc, hit, pf_hit, type};
+    return mem_ips_train(c->pf_state, c->pf_deg, c->line_shift, &a, out, max);
+  }
+  default: {
+    mem_pf_access a = {addr, line, pc, hit, pf_hit, type};
+    return c->pf_ops->train(c->pf_state, c->cfg, c->line_shift, &a, out, max);
+  }
+  }
+}
+
 static void pf_train(mem_sys *m, int level, const mem_req *req, uint64_t line, bool hit,
                      bool pf_hit, pf_batch *pb) {
   mem_cache *c = &m->c[level];
   if (!c->pf_ops || !pb) return;
-  mem_pf_access a = {req->addr, line, req->pc, hit, pf_hit, req->type};
   uint32_t room = MEM_PF_MAX - pb->n[level];
-  uint32_t k = c->pf_ops->train(c->pf_state, c->cfg, c->line_shift, &a,
-                                &pb->line[level][pb->n[level]], room);
+  uint32_t k = pf_run(c, req->addr, line, req->pc, hit, pf_hit, req->type,
+                      &pb->line[level][pb->n[level]], room);
   if (k) {
     pb->n[level] += k;
     pb->any |= 1u << level;
@@ -937,7 +979,8 @@ static void pf_issue(mem_sys *m, int level, const uint64_t *lines, uint32_t n, u
   for (uint32_t k = 0; k < n; k++) {
     uint64_t line = lines[k];
     uint32_t set;
-    if (cache_find_memo(c, line, &set) >= 0 || mshr_find(c, line) >= 0) continue;
+    /* A probe, not a use: the plain lookup leaves the hints to the demand stream. */
+    if (cache_find(c, line, &set) >= 0 || mshr_find(c, line) >= 0) continue;
     probe_res pr;
     if (miss_probe(m, level, line, true, &pr) >= 0) continue;
     req_info ri = {.fid = trig_fid, .trig_fid = trig_fid, .wrong_path = wp, .pf = 1};
@@ -1000,8 +1043,8 @@ uint64_t mem_next_event(const mem_sys *m) {
   return t < d ? t : d;
 }
 
-void mem_advance(mem_sys *m, uint64_t now) {
-  if ((m->st->nheap ? m->heap[0].cycle : UINT64_MAX) > now && m->st->dram_next > now) return;
+/* mem_advance once something is due (out of line: most cycles nothing is). */
+static __attribute__((noinline)) void advance_run(mem_sys *m, uint64_t now) {
   for (;;) {
     uint64_t te = m->st->nheap ? m->heap[0].cycle : UINT64_MAX;
     uint64_t td = mem_dram_next(m);
@@ -1014,6 +1057,11 @@ void mem_advance(mem_sys *m, uint64_t now) {
       mem_dram_run(m, td);
     }
   }
+}
+
+void mem_advance(mem_sys *m, uint64_t now) {
+  if ((m->st->nheap ? m->heap[0].cycle : UINT64_MAX) > now && m->st->dram_next > now) return;
+  advance_run(m, now);
 }
 
 /* Does a memoized refusal stand? Only the levels from the entry level down to the full one
@@ -1069,44 +1117,25 @@ static void blocked(mem_sys *m, int blk, const mem_req *req, uint64_t now, uint6
   mem_emit(m, MEV_MSHR_FULL, blk, rid, req->fid, req->addr, now, holder, req->wrong_path, false);
 }
 
-int mem_access(mem_sys *m, const mem_req *req, uint64_t now, uint64_t *ready) {
-  int type = req->type < MREQ_NUM ? req->type : MREQ_LOAD;
-  int level = type == MREQ_IFETCH ? ML_L1I : ML_L1D;
+/* The entry level missed line (accepted or not): the rest of mem_access, out of line so the
+ * hit path stays small. */
+static __attribute__((noinline)) int access_miss(mem_sys *m, const mem_req *req, int type,
+                                                 int level, uint64_t line, uint32_t set,
+                                                 uint64_t now, uint64_t *ready) {
   mem_cache *c = &m->c[level];
   mem_level_stats *s = c->stats;
-  if (m->perfect[type]) {
-    s->accesses++;
-    s->hits++;
-    if (req->wrong_path) s->wrong_path_accesses++;
-    *ready = now + c->cfg->latency;
-    return MEM_DONE;
-  }
   mem_state *st = m->st;
   uint32_t bw = c->cfg->bandwidth;
-  if (bw) {
-    if (st->l1_bw_cycle[level] != now) {
-      st->l1_bw_cycle[level] = now;
-      st->l1_bw_used[level] = 0;
-    }
-    if (st->l1_bw_used[level] >= bw) {
-      if (!req->retry) s->port_blocked++;
-      *ready = now + 1;
-      return MEM_BLOCKED;
-    }
-  }
-  uint64_t line = req->addr >> c->line_shift;
-  /* A standing refusal first: it implies the line is still absent from the entry level (any
-   * change of that level's contents changes its version), so the lookup can wait. */
+  /* A standing refusal first (it implies the line is still absent from the entry level: any
+   * change of that level's contents changes its version, so a hit never has one). */
   mem_refusal *rf = &m->refusal[(line ^ (line >> 4)) & (MEM_REFUSALS - 1)];
   if (rf->line1 == line + 1 && rf->level == level && refusal_stands(m, rf)) {
     blocked(m, rf->blk, req, now, ready);
     return MEM_BLOCKED;
   }
-  uint32_t set;
-  int w = cache_find_memo(c, line, &set);
   int j = -1;
   probe_res pr;
-  if (w < 0) {
+  {
     int blk = -1;
     j = mshr_find(c, line);
     if (j >= 0) {
@@ -1135,69 +1164,117 @@ int mem_access(mem_sys *m, const mem_req *req, uint64_t now, uint64_t *ready) {
   pb.any = 0;
   pb.n[0] = pb.n[1] = pb.n[2] = pb.n[3] = 0;
   int rc;
-  if (w >= 0) {
-    uint64_t *tag = &c->tags[(size_t)set * c->ways + (uint32_t)w];
-    bool pf_hit = false;
-    s->hits++;
+  uint32_t idx;
+  if (j >= 0) {
+    mem_mshr *ms = &c->mshr[j];
+    s->merges++;
     if (req->wrong_path) s->wrong_path_accesses++;
-    c->repl_ops->hit(c, set, (uint32_t)w);
-    if (*tag & MT_PF) {
-      s->pf_useful++;
-      *tag &= ~(uint64_t)MT_PF;
-      pf_hit = true;
+    if (ms->pf) {
+      if (ms->pf == 1) s->pf_late++;
+      ms->pf = 0;
+      ms->fid = req->fid;
+      ms->demand_at = now;
     }
-    if (type == MREQ_STORE) *tag |= MT_DIRTY;
-    mem_emit(m, MEV_HIT, level, MEM_RID(level, MRK_SET, set), req->fid, req->addr, now, UINT64_MAX,
-             req->wrong_path, false);
-    *ready = t + lat;
-    rc = MEM_DONE;
-    pf_train(m, level, req, line, true, pf_hit, &pb);
+    if (type == MREQ_STORE) ms->dirty = 1;
+    mem_emit(m, MEV_MERGE, level, MEM_RID(level, MRK_MSHR, (uint32_t)j), req->fid, req->addr,
+             now, ms->fid, req->wrong_path, false);
+    idx = (uint32_t)j;
   } else {
-    uint32_t idx;
-    if (j >= 0) {
-      mem_mshr *ms = &c->mshr[j];
-      s->merges++;
-      if (req->wrong_path) s->wrong_path_accesses++;
-      if (ms->pf) {
-        if (ms->pf == 1) s->pf_late++;
-        ms->pf = 0;
-        ms->fid = req->fid;
-        ms->demand_at = now;
-      }
-      if (type == MREQ_STORE) ms->dirty = 1;
-      mem_emit(m, MEV_MERGE, level, MEM_RID(level, MRK_MSHR, (uint32_t)j), req->fid, req->addr,
-               now, ms->fid, req->wrong_path, false);
-      idx = (uint32_t)j;
-    } else {
-      count_miss(c, line, req->wrong_path);
-      mem_emit(m, MEV_MISS, level, MEM_RID(level, MRK_SET, set), req->fid, req->addr, now,
-               UINT64_MAX, req->wrong_path, false);
-      req_info ri = {.fid = req->fid, .trig_fid = req->fid, .pc = req->pc,
-                     .wrong_path = req->wrong_path, .pf = 0, .store = type == MREQ_STORE};
-      idx = miss_commit(m, level, line, &ri, req, t, now, &pb, &pr);
-    }
-    mem_mshr *ms = &c->mshr[idx];
-    uint64_t mf = c->mfill[idx];
-    if (mf != UNKNOWN) {
-      *ready = mf > t + lat ? mf : t + lat;
-      rc = MEM_DONE;
-    } else {
-      int32_t wi = c->ls->wait_free;
-      c->ls->ver++;
-      mem_waiter *wt = &c->waiters[wi];
-      c->ls->wait_free = wt->next;
-      wt->tag = req->tag;
-      wt->next = ms->wait_head;
-      ms->wait_head = wi;
-      *ready = UNKNOWN;
-      rc = MEM_PENDING;
-    }
-    pf_train(m, level, req, line, false, false, &pb);
+    count_miss(c, line, req->wrong_path);
+    mem_emit(m, MEV_MISS, level, MEM_RID(level, MRK_SET, set), req->fid, req->addr, now,
+             UINT64_MAX, req->wrong_path, false);
+    req_info ri = {.fid = req->fid, .trig_fid = req->fid, .pc = req->pc,
+                   .wrong_path = req->wrong_path, .pf = 0, .store = type == MREQ_STORE};
+    idx = miss_commit(m, level, line, &ri, req, t, now, &pb, &pr);
   }
+  mem_mshr *ms = &c->mshr[idx];
+  uint64_t mf = c->mfill[idx];
+  if (mf != UNKNOWN) {
+    *ready = mf > t + lat ? mf : t + lat;
+    rc = MEM_DONE;
+  } else {
+    int32_t wi = c->ls->wait_free;
+    c->ls->ver++;
+    mem_waiter *wt = &c->waiters[wi];
+    c->ls->wait_free = wt->next;
+    wt->tag = req->tag;
+    wt->next = ms->wait_head;
+    ms->wait_head = wi;
+    *ready = UNKNOWN;
+    rc = MEM_PENDING;
+  }
+  pf_train(m, level, req, line, false, false, &pb);
   if (pb.any)
     for (int l = 0; l < ML_NCACHE; l++)
       if (pb.n[l]) pf_issue(m, l, pb.line[l], pb.n[l], now, req->fid, req->wrong_path);
   return rc;
+}
+
+/* mem_access at one entry level (a constant after inlining: the level's fields are at fixed
+ * offsets, which keeps the hit path short). */
+static inline __attribute__((always_inline)) int access_l1(mem_sys *m, const mem_req *req,
+                                                           int type, const int level,
+                                                           uint64_t now, uint64_t *ready) {
+  mem_cache *c = &m->c[level];
+  mem_level_stats *s = c->stats;
+  if (m->perfect[type]) {
+    s->accesses++;
+    s->hits++;
+    if (req->wrong_path) s->wrong_path_accesses++;
+    *ready = now + c->lat;
+    return MEM_DONE;
+  }
+  mem_state *st = m->st;
+  uint32_t bw = c->bw;
+  if (bw) {
+    if (st->l1_bw_cycle[level] != now) {
+      st->l1_bw_cycle[level] = now;
+      st->l1_bw_used[level] = 0;
+    }
+    if (st->l1_bw_used[level] >= bw) {
+      if (!req->retry) s->port_blocked++;
+      *ready = now + 1;
+      return MEM_BLOCKED;
+    }
+  }
+  uint64_t line = req->addr >> c->line_shift;
+  uint32_t set, pos;
+  int w = cache_find_pos(c, line, &set, &pos);
+  if (w < 0) return access_miss(m, req, type, level, line, set, now, ready);
+  /* An L1 hit: accepted. */
+  if (bw) st->l1_bw_used[level]++;
+  s->accesses++;
+  s->hits++;
+  if (req->wrong_path) s->wrong_path_accesses++;
+  uint64_t t = now + tlb_access(m, type == MREQ_IFETCH, req->addr, now, req->fid, req->wrong_path);
+  uint64_t *tag = &c->tags[pos];
+  bool pf_hit = false;
+  if (c->age)
+    mem_lru16_use(c, set, (uint32_t)w);
+  else
+    c->repl_ops->hit(c, set, (uint32_t)w);
+  if (*tag & MT_PF) {
+    s->pf_useful++;
+    *tag &= ~(uint64_t)MT_PF;
+    pf_hit = true;
+  }
+  if (type == MREQ_STORE) *tag |= MT_DIRTY;
+  mem_emit(m, MEV_HIT, level, MEM_RID(level, MRK_SET, set), req->fid, req->addr, now, UINT64_MAX,
+           req->wrong_path, false);
+  *ready = t + c->lat;
+  /* Only this level's prefetcher trains on a hit. */
+  if (c->pf_kind != PF_NONE) {
+    uint64_t cand[MEM_PF_MAX];
+    uint32_t k = pf_run(c, req->addr, line, req->pc, true, pf_hit, req->type, cand, MEM_PF_MAX);
+    if (k) pf_issue(m, level, cand, k, now, req->fid, req->wrong_path);
+  }
+  return MEM_DONE;
+}
+
+int mem_access(mem_sys *m, const mem_req *req, uint64_t now, uint64_t *ready) {
+  int type = req->type < MREQ_NUM ? req->type : MREQ_LOAD;
+  if (type == MREQ_IFETCH) return access_l1(m, req, type, ML_L1I, now, ready);
+  return access_l1(m, req, type, ML_L1D, now, ready);
 }
 
 /* ---- statistics accessors ---------------------------------------------------------------- */
