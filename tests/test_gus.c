@@ -357,6 +357,42 @@ static void test_store_forwarding(void **state) {
   syn_free(&s);
 }
 
+/* A load hitting an L1D line still being filled waits for that line's fill, also after a later
+ * miss to the same set moved the line off the MRU way (the fill time stays in the line's slot
+ * while the LRU order changes). Load A misses; a load dependent on it misses line B (twice as
+ * late); a second load of A starts an FMA chain that outlasts both. With B in A's set or in the
+ * next set the run must take the same cycles: reading B's fill instead would add a DRAM trip. */
+static void test_l1_fill_slot(void **state) {
+  (void)state;
+  gus_machine m;
+  gus_machine_default(&m);
+  const uint64_t A = 0x30000000, way_bytes = (uint64_t)m.l1d.size / m.l1d.ways; /* sets x line */
+  const uint64_t t_mem = m.dram_latency + m.dram_t_rp + m.dram_t_rcd + m.stlb_latency + m.walk_latency + m.l1d.latency;
+  const uint32_t K = (uint32_t)(t_mem / 2) + 16; /* FMA chain: 4 cycles each, > 2 x t_mem */
+  assert_true(K + 8 < m.rob); /* the chain fits in the window with the loads */
+  uint64_t cyc[2];
+  for (int same = 0; same < 2; same++) {
+    syn s = {0};
+    uint32_t l1 = syn_static(&s, IC_LOAD, 0, R(RSI), R(RAX), "mov rax, [rsi]");
+    uint32_t l2 = syn_static(&s, IC_LOAD, 0, R(RAX), R(RBX), "mov rbx, [rax]");
+    uint32_t l3 = syn_static(&s, IC_LOAD, 0, R(RSI), V(0), "vmovups ymm0, [rsi]");
+    uint32_t f = syn_static(&s, IC_FMA, V(0) | V(1) | V(2), 0, V(0), "vfmadd231ps ymm0, ymm1, ymm2");
+    /* B on the next page either way: the same set as A, or the next set */
+    const uint64_t B = A + way_bytes + (same ? 0 : m.line);
+    syn_exec(&s, l1, 1, A, 8u, 0);
+    syn_exec(&s, l2, 1, B, 8u, 0);
+    syn_exec(&s, l3, 1, A + 8, 8u, 0);
+    for (uint32_t i = 0; i < K; i++) syn_exec(&s, f, 0);
+    gus_result r = run(&s, 2);
+    assert_int_equal(r.l1d_misses, 2);
+    cyc[same] = r.cycles;
+    gus_result_free(&r);
+    syn_free(&s);
+  }
+  assert_int_equal(cyc[1], cyc[0]);
+  assert_true(cyc[0] >= 4 * (uint64_t)K); /* the chain decides the run */
+}
+
 /* A serializing instruction drains the window: cycles add up instead of overlapping. */
 static void test_serializing(void **state) {
   (void)state;
@@ -780,6 +816,7 @@ int main(void) {
     cmocka_unit_test(test_pointer_chase),
     cmocka_unit_test(test_stream_fill_buffers),
     cmocka_unit_test(test_store_forwarding),
+    cmocka_unit_test(test_l1_fill_slot),
     cmocka_unit_test(test_serializing),
     cmocka_unit_test(test_random_streams),
     cmocka_unit_test(test_scaling_monotone),

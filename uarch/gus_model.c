@@ -55,6 +55,7 @@ typedef struct gnode {
   uint32_t len;
   uint16_t depth;  /* nodes since the nearest checkpoint or root above */
   uint16_t ck;     /* a checkpoint: `bits` holds its bitset (every member in [hi-R+1, hi]) */
+  uint64_t spare;  /* pads the node to 64 bytes: slots are found by a shift, not a multiply */
 } gnode;
 
 typedef struct gbmeta {
@@ -96,8 +97,11 @@ typedef struct gsinfo {
 typedef struct gcache {
   uint64_t *tags;  /* [sets * ways], MRU first within a set; line + 1, 0 = empty */
   uint32_t sets, ways;
-  gtick *ready;    /* L1D only, parallel to tags: when the line's data arrives (fills in flight) */
-  gtv *tv;         /* L1D only: the taint of that arrival (not kept up to date without taint) */
+  /* L1D only: a line's data lives in a fixed slot of its set, so that an LRU update moves one
+   * byte per way instead of the fill time and the taint set (a line's data stays put) */
+  uint8_t *slot;   /* [sets * ways], parallel to tags: the slot (0..ways-1) of each way's line */
+  gtick *ready;    /* [sets * ways] by slot: when the line's data arrives (fills in flight) */
+  gtv *tv;         /* by slot: the taint of that arrival (not kept up to date without taint) */
 } gcache;
 
 struct gus {
@@ -221,7 +225,9 @@ static void ring_range(const gus *g, uint64_t *w, uint64_t a, uint64_t len, bool
   }
 }
 
-static void grow_nodes(gus *g) {
+/* Rare (the ring doubles a few times per run at most): kept out of line so that node_new's fast
+ * path needs fewer registers. */
+static __attribute__((noinline, cold)) void grow_nodes(gus *g) {
   uint64_t on = g->nmask + 1, nn = on * 2;
   gnode *nw = xcalloc(nn, sizeof *nw);
   for (uint64_t i = 0; i < on; i++)
@@ -231,7 +237,7 @@ static void grow_nodes(gus *g) {
   g->nmask = nn - 1;
 }
 
-static void grow_bits(gus *g) {
+static __attribute__((noinline, cold)) void grow_bits(gus *g) {
   uint64_t on = g->bmask + 1, nn = on * 2;
   gbmeta *nm = xcalloc(nn, sizeof *nm);
   uint64_t *nwds = xmalloc(nn * g->nw * sizeof(uint64_t));
@@ -259,9 +265,26 @@ static inline uint64_t node_bits(const gus *g, const gnode *x) {
   return x->bits;
 }
 
+/* Set the ring positions of x's interval clipped to the window [wlo, n] (make_checkpoint). */
+static ALWAYS_INLINE void ck_set_node(const gus *g, uint64_t *w, const gnode *x, uint64_t wlo) {
+  uint64_t lo = node_lo(x) < wlo ? wlo : node_lo(x);
+  if (lo > x->hi) return;
+  /* in the window (lo >= wlo): positions run from tpos(lo), wrapping at R */
+  uint64_t p = tpos(g, lo), len = x->hi - lo + 1;
+  if (len == 1) {
+    w[p >> 6] |= 1ULL << (p & 63); /* the common case: one instruction */
+  } else if (p + len <= g->R) {
+    bits_range(w, p, len, true);
+  } else {
+    bits_range(w, p, g->R - p, true);
+    bits_range(w, 0, len - (g->R - p), true);
+  }
+}
+
 /* A checkpoint bitset for node x (formed now, at instruction n): the previous checkpoint up its
  * chain, copied and cleared of positions that now stand for newer instructions, plus the
- * intervals of the nodes in between and of x itself. */
+ * intervals of the nodes in between and of x itself. The previous checkpoint is the parent's
+ * `up` (no walk to find it), so the nodes in between are walked once, setting their bits. */
 static uint64_t make_checkpoint(gus *g, const gnode *x, uint64_t n) {
   uint64_t bid = ++g->bid;
   gbmeta *bm = &g->bmeta[bid & g->bmask];
@@ -273,24 +296,18 @@ static uint64_t make_checkpoint(gus *g, const gnode *x, uint64_t n) {
   bm->c = x->hi;
   uint64_t *w = g->bwords + (bid & g->bmask) * g->nw;
   const uint64_t wlo = window_lo(g, n);
-  uint64_t col_lo[CK_DEPTH + 3], col_hi[CK_DEPTH + 3];
-  unsigned nc = 0;
+  /* Chains are strictly decreasing and a slot is reused only once its node is out of the window,
+   * so when the parent is in the window the nodes down to its `up` are too (all newer than it). */
+  const gnode *par = x->parent ? node_get(g, x->parent) : NULL;
+  if (par && par->hi < wlo) par = NULL;
   const gnode *base = NULL;
-  for (uint64_t id = x->parent; id;) {
-    const gnode *y = node_get(g, id);
-    if (!y || y->hi < wlo) break;
-    if (y->ck) {
-      const gbmeta *yb = &g->bmeta[node_bits(g, y) & g->bmask];
-      if (node_bits(g, y) && yb->id == node_bits(g, y)) base = y; /* 0: not built (ck_bits builds older first) */
-      break;
-    }
-    if (nc == CK_DEPTH + 2) break; /* cannot happen: depth bounds the walk */
-    col_lo[nc] = node_lo(y);
-    col_hi[nc++] = y->hi;
-    id = y->parent;
+  if (par && par->up) {
+    const gnode *c = node_get(g, par->up);
+    /* not built (0): ck_build builds older first, so only when it is out of the window */
+    if (c && c->hi >= wlo && c->bits && g->bmeta[c->bits & g->bmask].id == c->bits) base = c;
   }
   if (base) {
-    uint64_t bb = node_bits(g, base);
+    uint64_t bb = base->bits;
     const gbmeta *yb = &g->bmeta[bb & g->bmask];
     memcpy(w, g->bwords + (bb & g->bmask) * g->nw, g->nw * sizeof(uint64_t));
     /* positions of (cb, c] still hold members older than c - R + 1 */
@@ -299,21 +316,14 @@ static uint64_t make_checkpoint(gus *g, const gnode *x, uint64_t n) {
   } else {
     memset(w, 0, g->nw * sizeof(uint64_t));
   }
-  col_lo[nc] = node_lo(x);
-  col_hi[nc++] = x->hi;
-  for (unsigned i = 0; i < nc; i++) {
-    uint64_t lo = col_lo[i] < wlo ? wlo : col_lo[i];
-    if (lo > col_hi[i]) continue;
-    /* in the window (lo >= wlo): positions run from tpos(lo), wrapping at R */
-    uint64_t p = tpos(g, lo), len = col_hi[i] - lo + 1;
-    if (len == 1) {
-      w[p >> 6] |= 1ULL << (p & 63); /* the common case: one instruction */
-    } else if (p + len <= g->R) {
-      bits_range(w, p, len, true);
-    } else {
-      bits_range(w, p, g->R - p, true);
-      bits_range(w, 0, len - (g->R - p), true);
-    }
+  ck_set_node(g, w, x, wlo);
+  /* the nodes between x and the previous checkpoint (depth bounds the walk) */
+  const gnode *y = par;
+  for (unsigned k = 0; y && !y->ck && k < CK_DEPTH + 2; k++) {
+    ck_set_node(g, w, y, wlo);
+    if (!y->parent) break;
+    y = node_get(g, y->parent);
+    if (y && y->hi < wlo) break;
   }
   return bid;
 }
@@ -329,14 +339,14 @@ static uint64_t node_new(gus *g, uint64_t parent, uint64_t lo, uint64_t hi, uint
   uint64_t id = ++g->nid;
   if (id >= TV_MAX_NODE) wi_die(70, "gus: more than 2^40 taint-set nodes in one run");
   gnode *x = &g->nodes[id & g->nmask];
-  if (x->id && x->hi + g->R > n) {
+  if (__builtin_expect(x->id && x->hi + g->R > n, 0)) {
     grow_nodes(g);
     x = &g->nodes[id & g->nmask];
     p = p ? node_get(g, parent) : NULL; /* the ring moved */
   }
   x->id = id;
   x->hi = hi;
-  x->len = hi - lo > UINT32_MAX ? UINT32_MAX : (uint32_t)(hi - lo);
+  x->len = (uint32_t)(hi - lo); /* < R (lo >= wlo, hi <= n): no clamp needed */
   x->ck = 0;
   x->parent = p ? parent : 0;
   x->depth = (uint16_t)(p ? p->depth + 1 : 0);
@@ -506,30 +516,29 @@ static ALWAYS_INLINE bool cache_access(gcache *c, uint64_t line) {
   return hit;
 }
 
-/* The L1D: like cache_access, moving each line's fill time and taint along; *e is the entry
- * (the MRU way of the set). A missing line arrives with ready = 0 for the caller to set. */
-static ALWAYS_INLINE bool l1_access(gcache *c, uint64_t line, size_t *e, const bool TAINT) {
+/* The L1D: like cache_access, moving each line's data slot along; *e is the index of the line's
+ * fill time and taint (ready[*e], tv[*e]). A missing line gets the slot of the way it replaces:
+ * the caller sets its fill time and taint. */
+static ALWAYS_INLINE bool l1_access(gcache *c, uint64_t line, size_t *e) {
   size_t base = (size_t)(line & (c->sets - 1)) * c->ways;
   uint64_t *s = c->tags + base, key = line + 1;
-  *e = base;
-  if (s[0] == key) return true;
+  uint8_t *sl = c->slot + base;
+  if (s[0] == key) {
+    *e = base + sl[0];
+    return true;
+  }
   uint32_t w = 1;
   while (w < c->ways && s[w] != key && s[w]) w++;
   bool hit = w < c->ways && s[w] == key;
   if (w == c->ways) w--;
-  gtick rd = hit ? c->ready[base + w] : 0;
-  if (TAINT) {
-    gtv tv = hit ? c->tv[base + w] : TV_EMPTY;
-    for (uint32_t i = w; i > 0; i--) c->tv[base + i] = c->tv[base + i - 1];
-    c->tv[base] = tv;
-  } /* without taint tracking the sets are never read: leave them */
-  gtick *r = c->ready + base;
+  const uint8_t k = sl[w];
   for (; w > 0; w--) {
     s[w] = s[w - 1];
-    r[w] = r[w - 1];
+    sl[w] = sl[w - 1];
   }
   s[0] = key;
-  r[0] = rd;
+  sl[0] = k;
+  *e = base + k;
   return hit;
 }
 
@@ -703,6 +712,9 @@ gus *gus_create(const gus_machine *m, uint32_t window, uint32_t n_static, bool t
     cache_init(&g->stlb, &s2, 1);
   }
   cache_init(&g->cache[0], &m->l1d, m->line);
+  g->cache[0].slot = xmalloc((size_t)g->cache[0].sets * g->cache[0].ways);
+  for (size_t i = 0; i < (size_t)g->cache[0].sets * g->cache[0].ways; i++)
+    g->cache[0].slot[i] = (uint8_t)(i % g->cache[0].ways); /* ways <= 64 (gus_machine_check) */
   g->cache[0].ready = xcalloc((size_t)g->cache[0].sets * g->cache[0].ways, sizeof(gtick));
   g->cache[0].tv = xcalloc((size_t)g->cache[0].sets * g->cache[0].ways, sizeof(gtv));
   for (size_t i = 0; i < (size_t)g->cache[0].sets * g->cache[0].ways; i++) g->cache[0].tv[i] = TV_EMPTY;
@@ -735,6 +747,7 @@ void gus_free(gus *g) {
   free(g->dtlb.tags);
   free(g->open_row);
   free(g->stlb.tags);
+  free(g->cache[0].slot);
   free(g->cache[0].ready);
   free(g->cache[0].tv);
   free(g->si);
@@ -929,7 +942,7 @@ static ALWAYS_INLINE void load_access(gus *g, gch *c, uint64_t addr, uint32_t si
   gcache *l1 = &g->cache[0];
   for (uint64_t line = first; line < first + lines; line++) {
     size_t e;
-    if (l1_access(l1, line, &e, TAINT)) {
+    if (l1_access(l1, line, &e)) {
       /* a hit on a line still being filled waits for the fill (an MSHR merge) */
       ch_max(g, &best, l1->ready[e], &l1->tv[e], GUS_R_FILLBUF, n, TAINT);
       continue;
@@ -971,7 +984,7 @@ static ALWAYS_INLINE void store_lines(gus *g, uint64_t addr, uint32_t size, gtic
   gcache *l1 = &g->cache[0];
   for (uint64_t line = first; line < first + lines; line++) {
     size_t e;
-    if (l1_access(l1, line, &e, TAINT)) continue;
+    if (l1_access(l1, line, &e)) continue;
     int lvl = lower_level(g, line);
     gtick at = t + g->lat_lvl[lvl] + (lvl == 3 ? dram_prep(g, line) : 0);
     for (int l = lvl - 1; l >= 0; l--) {
