@@ -374,6 +374,35 @@ static void test_dram_rows_frfcfs(void **state) {
   h_free(h);
 }
 
+/* The DRAM scheduler remembers what goes first at its next scheduling cycle; a read that
+ * arrives later but can go earlier (another bank) must replace that choice. One channel, two
+ * banks, a slow activate: A (bank 0) issues first, B (bank 0, another row) must wait for the
+ * bank; E (bank 1), sent after A issued, can go before B and must. */
+static void test_dram_sched_late_arrival(void **state) {
+  (void)state;
+  mem_config c;
+  test_config(&c);
+  c.dram.channels = 1;
+  c.dram.banks = 2;
+  c.dram.t_rcd = 100;
+  harness *h = h_new(&c);
+  const uint64_t a_addr = 0x100000000; /* bank 0 (see mem_dram.c dram_map) */
+  uint32_t ta, tb, te;
+  uint64_t r;
+  h_issue(h, a_addr, 1, MREQ_LOAD, false, &ta, &r);
+  h_issue(h, a_addr + 16384, 1, MREQ_LOAD, false, &tb, &r); /* bank 0, another row */
+  h_advance(h, 60); /* A issued at 50; B waits for bank 0 until 154 */
+  h_issue(h, a_addr + 4096, 1, MREQ_LOAD, false, &te, &r); /* bank 1: ready at 110 */
+  uint64_t a = h_wait(h, ta), b = h_wait(h, tb), e = h_wait(h, te);
+  fprintf(stderr, "late arrival: A %llu, B(bank 0, conflict) %llu, E(bank 1) %llu\n",
+          (unsigned long long)a, (unsigned long long)b, (unsigned long long)e);
+  assert_true(a < e && e < b);
+  const mem_dram_stats *d = mem_get_dram_stats(h->m);
+  assert_int_equal(d->row_conflicts, 1);
+  assert_int_equal(d->row_misses, 2);
+  h_free(h);
+}
+
 /* Constant-stride loads over an L2-resident array, one at a time with some work in between;
  * returns the L1D misses of the second pass. */
 static uint64_t stride_run(const mem_config *c, uint64_t *useful, uint64_t *cycles) {
@@ -1120,6 +1149,7 @@ int main(void) {
       cmocka_unit_test(test_mshr_overlap),
       cmocka_unit_test(test_dram_bandwidth),
       cmocka_unit_test(test_dram_rows_frfcfs),
+      cmocka_unit_test(test_dram_sched_late_arrival),
       cmocka_unit_test(test_ip_stride_prefetch),
       cmocka_unit_test(test_nextline_and_stream),
       cmocka_unit_test(test_srrip_vs_lru),

@@ -11,6 +11,7 @@
  * the bus, so waiting happens in the queue, where FR-FCFS can reorder it). Among schedulable
  * requests row hits go first, then the oldest. Writes (dirty LLC victims) wait in a write
  * queue and go when no read is schedulable, or first once the write queue is 3/4 full. */
+#include <assert.h>
 #include <string.h>
 
 #include "mem_int.h"
@@ -35,6 +36,8 @@ void mem_dram_init(mem_sys *m) {
     m->chan[c].bus_free = 0;
     m->chan[c].next_sched = UINT64_MAX;
     m->chan[c].nread = m->chan[c].nwrite = 0;
+    m->chan[c].memo_ok = 0;
+    m->chan[c].memo_slot = -1;
   }
   for (uint32_t i = 0; i < d->channels * d->banks; i++) {
     m->bank[i].ready = 0;
@@ -86,6 +89,7 @@ static void resched(mem_sys *m, uint32_t ch) {
       if (t < best) best = t;
     }
   m->chan[ch].next_sched = best;
+  m->chan[ch].memo_ok = 0; /* a min without the request behind it */
   update_next(m);
 }
 
@@ -148,7 +152,18 @@ void mem_dram_read(mem_sys *m, uint64_t line, uint64_t arrive, uint32_t mshr, ui
   mem_emit(m, MEV_DRAM_ENQ, ML_DRAM, MEM_RID(ML_DRAM, MRK_QUEUE, ch * 1000 + i), fid,
            line << m->c[ML_LLC].line_shift, now, UINT64_MAX, wrong_path, prefetch);
   uint64_t t = ready_at(m, ch, r);
-  if (t < m->chan[ch].next_sched) m->chan[ch].next_sched = t;
+  mem_chan *c = &m->chan[ch];
+  /* The memo stands if the new read cannot go at next_sched; if it can go earlier, nothing
+   * else can go then (every other request's ready cycle is >= next_sched): it is the memo. */
+  if (c->memo_ok && t <= c->next_sched) {
+    if (t < c->next_sched) {
+      c->memo_slot = (int32_t)i;
+      c->memo_write = 0;
+    } else {
+      c->memo_ok = 0; /* a tie: FR-FCFS decides at the next scan */
+    }
+  }
+  if (t < c->next_sched) c->next_sched = t;
   if (t < m->st->dram_next) m->st->dram_next = t;
 }
 
@@ -182,18 +197,22 @@ void mem_dram_write(mem_sys *m, uint64_t line, uint64_t now) {
 }
 
 /* One pass over a queue at t: the best schedulable request (row hits first, then the oldest)
- * into *best, and the earliest cycle any request of the queue could be scheduled into *min_t.
+ * into *best, the earliest cycle any request of the queue could be scheduled into *min_t and
+ * the request FR-FCFS would pick at that cycle (the best of those ready exactly then: no other
+ * is ready by then) into *first, so that the next scheduling cycle needs no scan if nothing
+ * changes until it.
  * ready_at() and prep_of() inline, with the channel's constants loaded once (the scan runs
- * once per issued request and once more per scheduling cycle: it is the scheduler's cost). */
+ * once per issued request, and once more per scheduling cycle only when the remembered first
+ * request was invalidated: it is the scheduler's cost). */
 static void scan_queue(mem_sys *m, uint32_t ch, mem_dreq *q, uint32_t n, uint64_t t, mem_dreq **best,
-                       uint64_t *min_t) {
+                       uint64_t *min_t, mem_dreq **first) {
   const dram_config *d = &m->cfg->dram;
   const mem_bank *banks = &m->bank[ch * d->banks];
   const uint64_t bus_free = m->chan[ch].bus_free, t_cas = d->t_cas, t_rcd = d->t_rcd,
                  t_miss = (uint64_t)d->t_rp + d->t_rcd;
-  mem_dreq *b = NULL;
-  bool best_hit = false;
-  uint64_t mt = *min_t;
+  mem_dreq *b = NULL, *f = NULL;
+  bool best_hit = false, first_hit = false;
+  uint64_t mt = UINT64_MAX;
   for (uint32_t i = 0, seen = 0; seen < n; i++) {
     mem_dreq *r = &q[i];
     if (!r->valid) continue;
@@ -204,7 +223,13 @@ static void scan_queue(mem_sys *m, uint32_t ch, mem_dreq *q, uint32_t n, uint64_
     uint64_t rt = r->arrive > bk->ready ? r->arrive : bk->ready;
     uint64_t bus = bus_free > need ? bus_free - need : 0;
     if (bus > rt) rt = bus;
-    if (rt < mt) mt = rt;
+    if (rt <= mt) {
+      if (!f || rt < mt || (hit && !first_hit) || (hit == first_hit && r->seq < f->seq)) {
+        f = r;
+        first_hit = hit;
+      }
+      mt = rt;
+    }
     if (rt > t) continue;
     if (!b || (hit && !best_hit) || (hit == best_hit && r->seq < b->seq)) {
       b = r;
@@ -213,6 +238,7 @@ static void scan_queue(mem_sys *m, uint32_t ch, mem_dreq *q, uint32_t n, uint64_
   }
   *best = b;
   *min_t = mt;
+  *first = f;
 }
 
 /* Issue everything schedulable on channel ch at t (writes first when the write queue is 3/4
@@ -221,20 +247,43 @@ static void scan_queue(mem_sys *m, uint32_t ch, mem_dreq *q, uint32_t n, uint64_
 static void chan_run(mem_sys *m, uint32_t ch, uint64_t t) {
   const dram_config *d = &m->cfg->dram;
   mem_dreq *rq = &m->rq[ch * d->queue], *wq = &m->wq[ch * d->queue];
+  mem_chan *c = &m->chan[ch];
+  /* The pass that set next_sched found what goes first at it (see mem_chan.memo_slot). */
+  bool memo = c->memo_ok && c->memo_slot >= 0 && t == c->next_sched;
   for (;;) {
-    bool drain = m->chan[ch].nwrite * 4 >= d->queue * 3;
     mem_dreq *r = NULL;
     bool is_write = false;
-    uint64_t min_t = UINT64_MAX;
-    for (int k = 0; k < 2 && !r; k++) {
-      bool w = drain ? k == 0 : k == 1;
-      scan_queue(m, ch, w ? wq : rq, w ? m->chan[ch].nwrite : m->chan[ch].nread, t, &r, &min_t);
-      is_write = w;
+    if (memo) {
+      memo = false;
+      is_write = c->memo_write;
+      r = &(is_write ? wq : rq)[c->memo_slot];
+      assert(r->valid);
+    } else {
+      bool drain = c->nwrite * 4 >= d->queue * 3;
+      uint64_t min_t = UINT64_MAX;
+      mem_dreq *first = NULL;
+      bool first_w = false;
+      for (int k = 0; k < 2 && !r; k++) {
+        bool w = drain ? k == 0 : k == 1;
+        uint64_t qmin;
+        mem_dreq *qfirst;
+        scan_queue(m, ch, w ? wq : rq, w ? c->nwrite : c->nread, t, &r, &qmin, &qfirst);
+        is_write = w;
+        if (qmin < min_t) { /* strict: the queue scanned first wins a tie, as it would at min_t */
+          min_t = qmin;
+          first = qfirst;
+          first_w = w;
+        }
+      }
+      if (!r) {
+        c->next_sched = min_t;
+        c->memo_ok = 1;
+        c->memo_slot = first ? (int32_t)slot_of(m, ch, first, first_w) : -1;
+        c->memo_write = first_w;
+        break;
+      }
     }
-    if (!r) {
-      m->chan[ch].next_sched = min_t;
-      break;
-    }
+    c->memo_ok = 0;
     uint32_t slot = slot_of(m, ch, r, is_write);
     uint32_t mshr = r->mshr;
     uint64_t fid = r->fid, line = r->line;
@@ -245,10 +294,10 @@ static void chan_run(mem_sys *m, uint32_t ch, uint64_t t) {
              line << m->c[ML_LLC].line_shift, t, UINT64_MAX, wp, pf);
     if (!is_write) mem_llc_fill_known(m, mshr, end + d->base_latency);
   }
-  update_next(m);
 }
 
 void mem_dram_run(mem_sys *m, uint64_t t) {
   for (uint32_t c = 0; c < m->cfg->dram.channels; c++)
     if (m->chan[c].next_sched <= t) chan_run(m, c, m->chan[c].next_sched);
+  update_next(m); /* once for all the channels run (chan_run reads only its own next_sched) */
 }

@@ -118,6 +118,14 @@ typedef struct mem_chan {
   uint64_t bus_free;    /* cycle the data bus is next free */
   uint64_t next_sched;  /* cycle the scheduler must run next; UINT64_MAX when idle */
   uint32_t nread, nwrite;
+  /* The request the scheduler will issue first at next_sched, found by the pass that set
+   * next_sched (a function of the channel's state: valid while memo_ok, cleared by anything
+   * that changes the queues, banks or bus other than a read arriving after next_sched). It
+   * saves the scheduler one queue scan per scheduling cycle. */
+  int32_t memo_slot;    /* slot in the read (memo_write 0) or write queue */
+  uint8_t memo_write;
+  uint8_t memo_ok;
+  uint8_t pad[2];
 } mem_chan;
 
 /* ---- TLB ---------------------------------------------------------------------------------- */

@@ -486,6 +486,15 @@ static inline int cache_find(const mem_cache *c, uint64_t line, uint32_t *set) {
   const uint64_t key = (line << MT_SHIFT) | MT_VALID;
 #if defined(__SSE2__)
   const __m128i pat = _mm_set1_epi8((char)line_hash8(line));
+  if (c->hstride == 16) { /* up to 16 ways (every default level): one chunk, no loop */
+    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)hb);
+    uint64_t hit = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, pat)) & c->hb_last;
+    for (; hit; hit &= hit - 1) {
+      uint32_t w = (uint32_t)__builtin_ctzll(hit);
+      if ((t[w] & ~(uint64_t)(MT_DIRTY | MT_PF)) == key) return (int)w;
+    }
+    return -1;
+  }
   for (uint32_t k = 0; k < c->hstride; k += 16) {
     __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(hb + k));
     uint64_t hit = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, pat));
@@ -538,8 +547,10 @@ static inline int cache_find_pos(mem_cache *c, uint64_t line, uint32_t *set, uin
   return w;
 }
 
+/* Bucket of a line (any spread will do: a lookup compares whole lines; consecutive lines, the
+ * common case, get consecutive buckets). */
 static inline uint32_t mh_hash(const mem_cache *c, uint64_t line) {
-  return (uint32_t)(line ^ (line >> 9) ^ (line >> 19)) & c->mh_mask;
+  return (uint32_t)(line ^ (line >> 11)) & c->mh_mask;
 }
 
 static inline int mshr_find(const mem_cache *c, uint64_t line) {
@@ -837,10 +848,9 @@ static inline uint32_t pf_run(mem_cache *c, uint64_t addr, uint64_t line, uint64
   }
 }
 
-static void pf_train(mem_sys *m, int level, const mem_req *req, uint64_t line, bool hit,
-                     bool pf_hit, pf_batch *pb) {
+static void pf_train_on(mem_sys *m, int level, const mem_req *req, uint64_t line, bool hit,
+                        bool pf_hit, pf_batch *pb) {
   mem_cache *c = &m->c[level];
-  if (!c->pf_ops || !pb) return;
   uint32_t room = MEM_PF_MAX - pb->n[level];
   uint32_t k = pf_run(c, req->addr, line, req->pc, hit, pf_hit, req->type,
                       &pb->line[level][pb->n[level]], room);
@@ -848,6 +858,12 @@ static void pf_train(mem_sys *m, int level, const mem_req *req, uint64_t line, b
     pb->n[level] += k;
     pb->any |= 1u << level;
   }
+}
+
+/* Train level's prefetcher (if it has one) on a demand access; candidates go to pb. */
+static inline void pf_train(mem_sys *m, int level, const mem_req *req, uint64_t line, bool hit,
+                            bool pf_hit, pf_batch *pb) {
+  if (m->c[level].pf_kind != PF_NONE && pb) pf_train_on(m, level, req, line, hit, pf_hit, pb);
 }
 
 /* What the lower levels hold for a line, found by miss_probe and used by miss_commit (the
@@ -1075,6 +1091,11 @@ static inline bool refusal_stands(const mem_sys *m, const mem_refusal *rf) {
   return true;
 }
 
+/* The memoized refusal of a line (see mem_refusal). */
+static inline uint32_t mem_refusal_slot(uint64_t line) {
+  return (uint32_t)(line ^ (line >> 4)) & (MEM_REFUSALS - 1);
+}
+
 /* A request could not get `blk`'s resources: count it, tell the observer, pick a retry cycle. */
 static void blocked(mem_sys *m, int blk, const mem_req *req, uint64_t now, uint64_t *ready) {
   uint64_t retry = UINT64_MAX, holder = UINT64_MAX;
@@ -1117,6 +1138,13 @@ static void blocked(mem_sys *m, int blk, const mem_req *req, uint64_t now, uint6
   mem_emit(m, MEV_MSHR_FULL, blk, rid, req->fid, req->addr, now, holder, req->wrong_path, false);
 }
 
+/* A standing refusal (out of line: the L1 paths stay small). */
+static __attribute__((noinline)) int refused(mem_sys *m, int blk, const mem_req *req, uint64_t now,
+                                             uint64_t *ready) {
+  blocked(m, blk, req, now, ready);
+  return MEM_BLOCKED;
+}
+
 /* The entry level missed line (accepted or not): the rest of mem_access, out of line so the
  * hit path stays small. */
 static __attribute__((noinline)) int access_miss(mem_sys *m, const mem_req *req, int type,
@@ -1126,13 +1154,8 @@ static __attribute__((noinline)) int access_miss(mem_sys *m, const mem_req *req,
   mem_level_stats *s = c->stats;
   mem_state *st = m->st;
   uint32_t bw = c->cfg->bandwidth;
-  /* A standing refusal first (it implies the line is still absent from the entry level: any
-   * change of that level's contents changes its version, so a hit never has one). */
-  mem_refusal *rf = &m->refusal[(line ^ (line >> 4)) & (MEM_REFUSALS - 1)];
-  if (rf->line1 == line + 1 && rf->level == level && refusal_stands(m, rf)) {
-    blocked(m, rf->blk, req, now, ready);
-    return MEM_BLOCKED;
-  }
+  /* access_l1 has checked for a standing refusal. */
+  mem_refusal *rf = &m->refusal[mem_refusal_slot(line)];
   int j = -1;
   probe_res pr;
   {
@@ -1238,6 +1261,12 @@ static inline __attribute__((always_inline)) int access_l1(mem_sys *m, const mem
     }
   }
   uint64_t line = req->addr >> c->line_shift;
+  /* A standing refusal first, before the lookup (it implies the line is still absent from the
+   * entry level: any change of that level's contents changes its version, so a hit never has
+   * one): a retried request that is still refused costs no set scan. */
+  const mem_refusal *rf = &m->refusal[mem_refusal_slot(line)];
+  if (rf->line1 == line + 1 && rf->level == level && refusal_stands(m, rf))
+    return refused(m, rf->blk, req, now, ready);
   uint32_t set, pos;
   int w = cache_find_pos(c, line, &set, &pos);
   if (w < 0) return access_miss(m, req, type, level, line, set, now, ready);
