@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -193,6 +194,7 @@ static wi_rc run_child(char *const argv[], int keep_fd, int *status, wi_err *err
   fcntl(fds[0], F_SETFD, FD_CLOEXEC);
   fcntl(fds[1], F_SETFD, FD_CLOEXEC);
   fflush(NULL);
+  pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) {
     close(fds[0]);
@@ -205,6 +207,8 @@ static wi_rc run_child(char *const argv[], int keep_fd, int *status, wi_err *err
     struct rlimit nocore = {0, 0};
     setrlimit(RLIMIT_CORE, &nocore);
     if (keep_fd >= 0) fcntl(keep_fd, F_SETFD, 0);
+    /* A killed recorder takes QEMU with it (its trace is removed, nobody would read it). */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(127);
     execv(argv[0], argv);
     int e = errno;
     ssize_t w = write(fds[1], &e, sizeof e);
@@ -699,6 +703,7 @@ wi_rc rec_run(const rec_opts *o, int argc, char *const argv[], rec_result *res, 
   if ((rc = check_writable(out, err)) != WI_OK) goto out;
   raw = xasprintf("%s.raw.%ld", out, (long)getpid());
   unlink(raw);
+  wi_tmp_track(raw); /* a killed recorder removes it */
 
   tm_mark(&tm, "checks");
   prep_start(&prep, qemu);

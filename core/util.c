@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -307,7 +309,55 @@ double rng_unit(wi_rng *r) { return (double)(rng_next(r) >> 11) * 0x1.0p-53; }
 
 /* ---- files ------------------------------------------------------------------------- */
 
-char *atomic_tmp_path(const char *path) { return xasprintf("%s.tmp.%ld", path, (long)getpid()); }
+/* Temporaries alive in this process, so that a SIGINT/SIGTERM/SIGHUP can remove them before the
+ * process dies (see wi_tmp_cleanup_on_signals). Process-wide by nature, so a static table: the
+ * models never touch it. A ring of copies in fixed buffers (the handler may only read memory that
+ * stays valid); a slot is cleared while being rewritten. Paths already renamed or unlinked are
+ * harmless to keep: unlinking them again fails with ENOENT (the name carries the pid). */
+enum { TMP_SLOTS = 64, TMP_PATH_MAX = 4096 };
+static struct {
+  _Atomic int live;
+  char path[TMP_PATH_MAX];
+} g_tmp[TMP_SLOTS];
+static _Atomic unsigned g_tmp_next;
+
+void wi_tmp_track(const char *path) {
+  size_t n = strlen(path);
+  if (n >= TMP_PATH_MAX) return;
+  unsigned i = atomic_fetch_add(&g_tmp_next, 1u) % TMP_SLOTS;
+  atomic_store(&g_tmp[i].live, 0);
+  memcpy(g_tmp[i].path, path, n + 1);
+  atomic_store(&g_tmp[i].live, 1);
+}
+
+static void tmp_forget(const char *path) {
+  for (unsigned i = 0; i < TMP_SLOTS; i++)
+    if (atomic_load(&g_tmp[i].live) && !strcmp(g_tmp[i].path, path)) atomic_store(&g_tmp[i].live, 0);
+}
+
+static void tmp_on_signal(int sig) {
+  for (unsigned i = 0; i < TMP_SLOTS; i++)
+    if (atomic_load(&g_tmp[i].live)) unlink(g_tmp[i].path); /* async-signal-safe */
+  signal(sig, SIG_DFL);
+  raise(sig); /* die of the signal, as the caller expects */
+}
+
+void wi_tmp_cleanup_on_signals(void) {
+  static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = tmp_on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(sigs[i], &sa, NULL);
+  }
+}
+
+char *atomic_tmp_path(const char *path) {
+  char *tmp = xasprintf("%s.tmp.%ld", path, (long)getpid());
+  wi_tmp_track(tmp);
+  return tmp;
+}
 
 wi_rc atomic_open(wi_atomic_file *af, const char *path, wi_err *err) {
   memset(af, 0, sizeof *af);
@@ -332,6 +382,7 @@ wi_rc atomic_commit(wi_atomic_file *af, wi_err *err) {
   if (rc == WI_OK && rename(af->tmp, af->path) != 0)
     rc = wi_fail(err, WI_EIO, "cannot rename to %s: %s", af->path, strerror(errno));
   if (rc != WI_OK) unlink(af->tmp);
+  tmp_forget(af->tmp);
   free(af->path);
   free(af->tmp);
   af->path = af->tmp = NULL;
@@ -340,7 +391,10 @@ wi_rc atomic_commit(wi_atomic_file *af, wi_err *err) {
 
 void atomic_abort(wi_atomic_file *af) {
   if (af->f) fclose(af->f);
-  if (af->tmp) unlink(af->tmp);
+  if (af->tmp) {
+    unlink(af->tmp);
+    tmp_forget(af->tmp);
+  }
   free(af->path);
   free(af->tmp);
   memset(af, 0, sizeof *af);

@@ -177,8 +177,15 @@ typedef struct wi_atomic_file {
 wi_rc atomic_open(wi_atomic_file *af, const char *path, wi_err *err);
 wi_rc atomic_commit(wi_atomic_file *af, wi_err *err);
 void atomic_abort(wi_atomic_file *af);
-/* A temporary path next to path for tools that write files themselves (caller frees). */
+/* A temporary path next to path for tools that write files themselves (caller frees). Every
+ * temporary made here is remembered for wi_tmp_cleanup_on_signals. */
 char *atomic_tmp_path(const char *path);
+/* Install SIGINT/SIGTERM/SIGHUP handlers that unlink this process's temporaries (those of
+ * atomic_tmp_path/atomic_open not yet committed) and then die of the signal: a killed whatif
+ * leaves no half-written file behind. Called once by the command-line front end. */
+void wi_tmp_cleanup_on_signals(void);
+/* Remember another temporary (named by the caller) for wi_tmp_cleanup_on_signals. */
+void wi_tmp_track(const char *path);
 
 /* Read a whole file into a malloc'd buffer (NUL-terminated; *n excludes the NUL). */
 wi_rc read_file(const char *path, char **out, size_t *n, wi_err *err);

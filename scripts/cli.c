@@ -42,6 +42,7 @@ static void help(FILE *f) {
 }
 
 int cli_main(int argc, char **argv) {
+  wi_tmp_cleanup_on_signals(); /* Ctrl-C or a kill leaves no *.tmp.* behind */
   if (argc < 1 || !strcmp(argv[0], "help") || !strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")) {
     help(stdout);
     if (argc < 1) fprintf(stderr, "whatif: no command given (try whatif help)\n");

@@ -8,7 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -781,6 +784,56 @@ static void test_bad_outputs(void **state) {
   closedir(d);
 }
 
+/* Does dir hold an entry whose name contains sub? */
+static bool dir_has(const char *dir, const char *sub) {
+  DIR *d = opendir(dir);
+  assert_non_null(d);
+  struct dirent *e;
+  bool found = false;
+  while ((e = readdir(d)))
+    if (e->d_name[0] != '.' && strstr(e->d_name, sub)) found = true;
+  closedir(d);
+  return found;
+}
+
+/* Start `whatif ARGV...` writing into the output dir, wait until a temporary named with `tmp`
+ * appears there, kill whatif with sig: it must die of that signal and leave nothing behind. */
+static void kill_midway(int sig, const char *tmp, char *const argv[]) {
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)) _exit(126);
+    execv(g_fx.bin, argv);
+    _exit(127);
+  }
+  bool seen = false;
+  for (int i = 0; i < 20000 && !seen; i++) { /* up to 20 s */
+    seen = dir_has(g_fx.out, tmp);
+    if (!seen) nanosleep(&(struct timespec){0, 1000000}, NULL);
+  }
+  kill(pid, sig);
+  int st = 0;
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  if (!seen) fail_msg("%s: no temporary '%s' appeared in %s", argv[1], tmp, g_fx.out);
+  if (!WIFSIGNALED(st) || WTERMSIG(st) != sig) fail_msg("%s: status %d, not killed by signal %d", argv[1], st, sig);
+  if (dir_has(g_fx.out, "")) fail_msg("%s killed by signal %d left a file in %s", argv[1], sig, g_fx.out);
+}
+
+/* A whatif killed while it writes (Ctrl-C, kill) removes its temporaries: the recorder's raw
+ * trace (and QEMU goes with it), an MFIR database being built. */
+static void test_killed_leaves_nothing(void **state) {
+  (void)state;
+  NEED_FIXTURES();
+  char *out = xasprintf("%s/r.wtr", g_fx.out);
+  char *rec[] = {"whatif", "record", "-o", out, "--", "/bin/sleep", "30", NULL};
+  kill_midway(SIGTERM, ".raw.", rec);
+  free(out);
+  out = xasprintf("%s/m.db", g_fx.out);
+  char *mf[] = {"whatif", "mfir", g_fx.trace, "-o", out, NULL};
+  kill_midway(SIGINT, ".tmp.", mf);
+  free(out);
+}
+
 /* Run `whatif ARGS` on a damaged trace: exit 0 (a harmless variant) or 2 with one "whatif" line,
  * no crash, no sanitizer report, no hang. Returns false (and says why) otherwise. */
 static bool refused_cleanly(const char *args, const char *what, int iter, uint64_t seed) {
@@ -848,6 +901,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_bad_traces),   cmocka_unit_test(test_bad_databases), cmocka_unit_test(test_bad_usage),
     cmocka_unit_test(test_bad_lua),      cmocka_unit_test(test_bad_outputs),   cmocka_unit_test(test_fuzz_damaged_traces),
+    cmocka_unit_test(test_killed_leaves_nothing),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
