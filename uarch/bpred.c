@@ -149,60 +149,6 @@ void bp_hist_init(bp_hist *h, uint8_t *ring) {
   memset(ring, 0, BP_RING_BYTES);
 }
 
-/* Eight 16-bit lanes (GCC/Clang vector extension: SSE2 on x86-64, NEON on arm64). */
-typedef uint16_t bp_v8 __attribute__((vector_size(16)));
-
-static inline bp_v8 v8_load(const uint16_t *p) {
-  bp_v8 v;
-  memcpy(&v, p, sizeof v);
-  return v;
-}
-static inline void v8_store(uint16_t *p, bp_v8 v) { memcpy(p, &v, sizeof v); }
-
-/* The fold update of eight tables from lane l (see bp_hist_push); r[-L] is the bit pushed L
- * pushes before the newest (r[0]). With !upper, lanes l + 4 .. l + 7 are unused (their leaving
- * bits are not read: outm is 0 there). */
-static inline void hist_fold8(const bp_geom *g, bp_hist *h, const uint8_t *r, uint32_t l, bp_v8 vb, bool upper) {
-  const ptrdiff_t *o = &g->rneg[l];
-  bp_v8 out = {r[o[0]], r[o[1]], r[o[2]], r[o[3]], 0, 0, 0, 0};
-  if (upper) {
-    out[4] = r[o[4]];
-    out[5] = r[o[5]];
-    out[6] = r[o[6]];
-    out[7] = r[o[7]];
-  }
-  out = -out; /* all ones where the leaving bit is set */
-  bp_v8 f0 = v8_load(&h->fold[BP_FOLD_IDX + l]), f1 = v8_load(&h->fold[BP_FOLD_TAG0 + l]),
-        f2 = v8_load(&h->fold[BP_FOLD_TAG1 + l]);
-  f0 = ((f0 << 1) | vb) ^ (v8_load(&g->outm16[BP_FOLD_IDX + l]) & out) ^ (f0 >> g->fsh[0]);
-  f1 = ((f1 << 1) | vb) ^ (v8_load(&g->outm16[BP_FOLD_TAG0 + l]) & out) ^ (f1 >> g->fsh[1]);
-  f2 = ((f2 << 1) | vb) ^ (v8_load(&g->outm16[BP_FOLD_TAG1 + l]) & out) ^ (f2 >> g->fsh[2]);
-  v8_store(&h->fold[BP_FOLD_IDX + l], f0 & v8_load(&g->cmask16[BP_FOLD_IDX + l]));
-  v8_store(&h->fold[BP_FOLD_TAG0 + l], f1 & v8_load(&g->cmask16[BP_FOLD_TAG0 + l]));
-  v8_store(&h->fold[BP_FOLD_TAG1 + l], f2 & v8_load(&g->cmask16[BP_FOLD_TAG1 + l]));
-}
-
-void bp_hist_push(const bp_geom *g, bp_hist *h, uint8_t *ring, uint64_t pc, bool taken) {
-  uint32_t p = (h->ptr + 1) & (BP_RING - 1);
-  uint8_t b = taken ? 1 : 0;
-  ring[p] = ring[p + BP_RING] = b;
-  h->ptr = p;
-  h->g64 = (h->g64 << 1) | b;
-  h->phist = (h->phist << 1) | (uint32_t)((pc ^ (pc >> 3)) & 1);
-  if (!g->nfold) return;
-  /* Each fold: shift in the new bit, cancel the bit leaving the window (where it folds in:
-   * outm), fold the overflow bit back to the bottom. As the fold stays below 1 << clen, the
-   * overflow bit is bit clen - 1 of the old fold (fsh), and 16-bit lanes lose nothing (the bit
-   * shifted out at the top is above the mask). The three folds of a table share the window, so
-   * the leaving bit is read once per table; eight tables at a time. Unused lanes keep 0 (outm
-   * and cmask 0). */
-  const uint8_t *r = ring + p + BP_RING; /* olen <= BP_MAX_HIST < BP_RING */
-  const bp_v8 vb = {b, b, b, b, b, b, b, b};
-  const uint32_t nq = g->nquad;
-  hist_fold8(g, h, r, 0, vb, nq > 1);
-  if (nq > 2) hist_fold8(g, h, r, 8, vb, nq > 3);
-}
-
 /* ---- BTB ------------------------------------------------------------------------------------- */
 
 typedef struct btb_hdr {

@@ -256,7 +256,9 @@ typedef struct ooo_model ooo_model;
 
 /* ooo_new flags. OOO_NO_PLAN_CACHE: rename computes every instruction's plan afresh instead of
  * reusing the last one made for its static instruction (same results, slower; for tests). */
-enum { OOO_SID_STATS = 1 << 0, OOO_NO_PLAN_CACHE = 1 << 1 };
+/* OOO_NO_SQ_BOUND: the store-queue search of every load starts at the tail instead of the
+ * store filter's bound (same results; for tests). */
+enum { OOO_SID_STATS = 1 << 0, OOO_NO_PLAN_CACHE = 1 << 1, OOO_NO_SQ_BOUND = 1 << 2 };
 
 /* Create a model over trace t (which must outlive it) with configuration cfg (copied).
  * Checks the configuration. Returns NULL and fills err on failure. Free with ooo_free. */

@@ -112,6 +112,16 @@ static void sfilt_add(ooo_model *restrict m, uint64_t addr, uint32_t size, int d
   for (uint64_t g = addr >> 3; g <= (addr + size - 1) >> 3; g++) m->sfilt[sf_hash(g)] = (uint16_t)(m->sfilt[sf_hash(g)] + d);
 }
 
+/* Scan bound of the store filter: sflast[sf_hash(g) & (OOO_SFLAST - 1)] is at least the SQ
+ * position of every store in the SQ counted in sfilt for granule g. Stores enter at the tail, so
+ * the last position written is such a bound: a squash only removes younger positions, and a
+ * stale entry is merely a loose bound. It lets find_dep_store start its scan at the youngest
+ * candidate instead of the SQ tail (stack slots are rewritten by every call frame: the scan
+ * from the tail passed all the stores of the deeper frames). */
+static void sflast_set(ooo_model *restrict m, uint64_t addr, uint32_t size, uint64_t pos) {
+  for (uint64_t g = addr >> 3; g <= (addr + size - 1) >> 3; g++) m->sflast[sf_hash(g) & (OOO_SFLAST - 1)] = pos;
+}
+
 static void store_filter_release(ooo_model *restrict m, ooo_sq *s) {
   if (s->filt == 1) sfilt_add(m, s->addr, s->size, -1);
   else if (s->filt == 2) m->st->big_stores--;
@@ -122,16 +132,19 @@ static void store_filter_release(ooo_model *restrict m, ooo_sq *s) {
 static uint64_t find_dep_store(ooo_model *restrict m, uint64_t addr, uint64_t end) {
   ooo_state *st = m->st;
   if (st->sq_tail == st->sq_head || end <= addr) return UINT64_MAX;
+  uint64_t top = st->sq_tail; /* scan below */
   if (!st->big_stores && end - addr <= 64) {
-    bool any = false;
-    for (uint64_t g = addr >> 3; g <= (end - 1) >> 3; g++)
-      if (m->sfilt[sf_hash(g)]) {
-        any = true;
-        break;
-      }
-    if (!any) return UINT64_MAX;
+    /* every overlapping store that counts is counted in the filter for a granule of the load:
+     * none if all are 0, else at or below the largest scan bound of the non-zero ones */
+    uint64_t lim = 0;
+    for (uint64_t g = addr >> 3; g <= (end - 1) >> 3; g++) {
+      uint32_t h = sf_hash(g);
+      if (m->sfilt[h]) lim = max64(lim, m->sflast[h & (OOO_SFLAST - 1)] + 1);
+    }
+    if (!lim) return UINT64_MAX;
+    if (lim < top && !(m->flags & OOO_NO_SQ_BOUND)) top = lim;
   }
-  for (uint64_t pos = st->sq_tail; pos-- > st->sq_head;) {
+  for (uint64_t pos = top; pos-- > st->sq_head;) {
     const ooo_sq *s = &m->sq[pos & m->sq_mask];
     if (!s->wrong_path && s->size && s->addr < end && addr < s->addr + s->size) return pos;
   }
@@ -1214,6 +1227,7 @@ static __attribute__((noinline)) void dispatch_stores(ooo_model *restrict m, con
     if (!wrong && s->size) {
       if (s->size <= 64) {
         sfilt_add(m, s->addr, s->size, 1);
+        sflast_set(m, s->addr, s->size, spos);
         s->filt = 1;
       } else {
         st->big_stores++;

@@ -199,7 +199,7 @@ static void call_wp_filter(ooo_model *restrict m, const ooo_tmpl *t, ooo_fq *q) 
 /* The hit path of oo_tmpl_pc's front cache (same hash as in ooo_model.c), inline: wrong-path
  * fetch looks up every instruction by PC. */
 static inline const ooo_tmpl *tmpl_at(ooo_model *restrict m, uint64_t pc) {
-  uint32_t k = (uint32_t)(pc ^ (pc >> 10)) & 1023;
+  uint32_t k = oo_tc_slot(pc);
   if (__builtin_expect(m->tc_pc[k] == pc + 1, 1)) return m->tc_t[k];
   return oo_tmpl_pc(m, pc);
 }

@@ -39,7 +39,12 @@
 #define OOO_MAX_UOPS (OOO_MAX_CLASS_UOPS + OOO_MAX_LD + 2 * OOO_MAX_ST)
 #define OOO_WIN_MEM 16       /* accesses kept per window instruction */
 #define OOO_SFILT 4096       /* store filter counters (8-byte granules) */
+#define OOO_SFLAST 512       /* store filter scan bounds (see sflast_set in ooo_back.c) */
 #define OOO_TID_PC UINT32_MAX /* fq entry: template found by PC (wrong-path PC with no sid) */
+#define OOO_TC 4096u         /* front cache of oo_tmpl_pc (entries; wrong paths after return
+                                mispredictions wander through many PCs) */
+/* Its slot for pc (ooo_model.c: oo_tmpl_pc, ooo_front.c: tmpl_at). */
+static inline uint32_t oo_tc_slot(uint64_t pc) { return (uint32_t)(pc ^ (pc >> 12)) & (OOO_TC - 1); }
 
 /* ---- static micro-op templates (not state) --------------------------------------------------- */
 
@@ -436,6 +441,7 @@ struct ooo_model {
   uint64_t *mblk_seq;       /* ... and its sequence number (stale entries are skipped) */
   uint8_t *mdp;             /* load-wait table */
   uint16_t *sfilt;          /* store filter */
+  uint64_t *sflast;         /* store filter scan bounds: SQ positions (OOO_SFLAST) */
   uint64_t *unit_free;      /* OOO_MAX_PORTS x IC_NUM: unpipelined unit busy until */
   uint64_t *last_addr;      /* n_static x 2: last correct-path addresses */
   uint64_t *dsb;            /* uop cache: line address + 1 per entry (0 = empty) */
@@ -451,8 +457,8 @@ struct ooo_model {
                                them stay valid) */
   size_t wp_n, wp_nblk;
   wi_map64 wp_map;          /* pc -> template (sid | top bit, wrong-path index, or OOO_NIL) */
-  uint64_t tc_pc[1024];     /* direct-mapped front cache of oo_tmpl_pc: pc + 1 (0 = empty) */
-  const ooo_tmpl *tc_t[1024];
+  uint64_t tc_pc[OOO_TC];   /* direct-mapped front cache of oo_tmpl_pc: pc + 1 (0 = empty) */
+  const ooo_tmpl *tc_t[OOO_TC];
   mem_sys *memsys;
   const ooo_observer *obs;
   void *obs_ctx;

@@ -151,7 +151,7 @@ static const ooo_tmpl *tmpl_pc_slow(ooo_model *m, uint64_t pc) {
 
 const ooo_tmpl *oo_tmpl_pc(ooo_model *m, uint64_t pc) {
   if (!pc) return NULL;
-  uint32_t k = (uint32_t)(pc ^ (pc >> 10)) & 1023; /* the same hash in ooo_front.c: tmpl_at */
+  uint32_t k = oo_tc_slot(pc);
   if (m->tc_pc[k] == pc + 1) return m->tc_t[k];
   const ooo_tmpl *t = tmpl_pc_slow(m, pc);
   m->tc_pc[k] = pc + 1;
@@ -180,10 +180,16 @@ static uint64_t wheel_next(const ooo_model *m, uint64_t now) {
 
 static void wheel_process(ooo_model *m, uint64_t now) {
   uint32_t b = (uint32_t)now & (OOO_WHEEL - 1);
-  while (m->wheel[b] != OOO_NIL) {
-    uint32_t slot = m->wheel[b];
-    oo_wheel_unlink(m, slot);
+  uint32_t slot;
+  while ((slot = m->wheel[b]) != OOO_NIL) {
+    /* oo_wheel_unlink of the bucket's head (no predecessor) */
     ooo_uop *u = &m->uops[slot];
+    uint32_t nx = u->next;
+    m->wheel[b] = nx;
+    m->uops[oo_sel32(nx != OOO_NIL, nx, slot)].prev = OOO_NIL;
+    if (nx == OOO_NIL) m->wheel_bits[b >> 6] &= ~(1ULL << (b & 63));
+    u->in_wheel = 0;
+    m->st->wheel_n--;
     if (u->ev_cycle > now) { /* a parked far event: move it closer */
       oo_wheel_insert(m, slot, u->ev_cycle);
       continue;
@@ -313,6 +319,7 @@ ooo_model *ooo_new(const ooo_config *cfg, const trace_t *t, unsigned flags, wi_e
   size_t o_mbq = lay_add(&l, (size_t)(m->lq_mask + 1) * sizeof(uint64_t));
   size_t o_mdp = lay_add(&l, (size_t)1 << c->core.mdp_bits);
   size_t o_sfilt = lay_add(&l, OOO_SFILT * sizeof(uint16_t));
+  size_t o_sflast = lay_add(&l, OOO_SFLAST * sizeof(uint64_t));
   size_t o_unit = lay_add(&l, (size_t)OOO_MAX_PORTS * IC_NUM * 8);
   size_t o_last = lay_add(&l, (size_t)m->n_static * 2 * 8);
   size_t o_dsb = lay_add(&l, (size_t)(c->fe.uop_cache_lines ? c->fe.uop_cache_lines : 1) * 8);
@@ -350,6 +357,7 @@ ooo_model *ooo_new(const ooo_config *cfg, const trace_t *t, unsigned flags, wi_e
   m->mblk_seq = (uint64_t *)(b + o_mbq);
   m->mdp = b + o_mdp;
   m->sfilt = (uint16_t *)(b + o_sfilt);
+  m->sflast = (uint64_t *)(b + o_sflast);
   m->unit_free = (uint64_t *)(b + o_unit);
   m->last_addr = (uint64_t *)(b + o_last);
   m->dsb = (uint64_t *)(b + o_dsb);

@@ -25,13 +25,42 @@ typedef struct ras_ckpt {
 } ras_ckpt;
 
 void ras_init(ras_hdr *h, uint64_t *e, uint32_t depth);
-void ras_push(ras_hdr *h, uint64_t *e, uint32_t depth, uint64_t ret_addr);
-/* Pop the predicted return address; false (and *addr = 0) when the stack is empty. */
-bool ras_pop(ras_hdr *h, uint64_t *e, uint32_t depth, uint64_t *addr);
-/* Peek without popping. */
-bool ras_top(const ras_hdr *h, const uint64_t *e, uint64_t *addr);
 
-void ras_save(const ras_hdr *h, const uint64_t *e, ras_ckpt *c);
+/* push, pop, top and save are inline: fetch calls them for every call, return and branch of a
+ * call-heavy program, from another translation unit. */
+static inline void ras_push(ras_hdr *h, uint64_t *e, uint32_t depth, uint64_t ret_addr) {
+  h->tos = h->tos + 1 == depth ? 0 : h->tos + 1;
+  e[h->tos] = ret_addr;
+  if (h->count < depth) h->count++;
+}
+
+/* Pop the predicted return address; false (and *addr = 0) when the stack is empty. */
+static inline bool ras_pop(ras_hdr *h, uint64_t *e, uint32_t depth, uint64_t *addr) {
+  if (!h->count) {
+    *addr = 0;
+    return false;
+  }
+  *addr = e[h->tos];
+  h->tos = h->tos ? h->tos - 1 : depth - 1;
+  h->count--;
+  return true;
+}
+
+/* Peek without popping. */
+static inline bool ras_top(const ras_hdr *h, const uint64_t *e, uint64_t *addr) {
+  if (!h->count) {
+    *addr = 0;
+    return false;
+  }
+  *addr = e[h->tos];
+  return true;
+}
+
+static inline void ras_save(const ras_hdr *h, const uint64_t *e, ras_ckpt *c) {
+  c->h = *h;
+  c->top = e[h->tos];
+}
+
 /* Restore per policy (RAS_REPAIR_* from bpred.h); full_copy holds the depth entries saved for
  * the full policy (ignored otherwise). */
 void ras_restore(ras_hdr *h, uint64_t *e, uint32_t depth, int policy, const ras_ckpt *c,
