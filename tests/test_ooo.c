@@ -1204,25 +1204,31 @@ static void mix_addr(void *ctx, uint64_t pc, int slot, uint64_t *addr, uint32_t 
   else *addr = 0x20000000ULL + (*is_store ? 0 : 8 * ((pc + (uint64_t)slot) % 2));
 }
 
-/* Random outcomes of `jz skip` (seeded) between loads, a read-modify-write and a store. */
-static char *mix_trace(uint64_t seed, int iters) {
-  tbuild *tb = build(mix_src);
+/* A trace of tb's loop (labels loop, br, rmw, skip, done): `iters` turns with random outcomes
+ * of the branch at br (seeded; the rmw block runs when it falls through), accesses from fn. */
+static char *branch_loop_trace(tbuild *tb, tb_mem_fn fn, void *ctx, uint64_t seed, int iters) {
   uint64_t loop = tb_label(tb, "loop"), br = tb_label(tb, "br"), skip = tb_label(tb, "skip");
   uint64_t done = tb_label(tb, "done");
-  mix_gen g = {tb_label(tb, "miss"), 0};
   wi_rng rng;
   rng_seed(&rng, seed);
   for (int i = 0; i < iters; i++) {
-    tb_run(tb, loop, br, mix_addr, &g);
+    tb_run(tb, loop, br, fn, ctx);
     tb_exec(tb, br, NULL, 0);
-    if (rng_below(&rng, 2)) tb_run(tb, tb_label(tb, "rmw"), skip, mix_addr, &g);
-    tb_run(tb, skip, done, mix_addr, &g);
+    if (rng_below(&rng, 2)) tb_run(tb, tb_label(tb, "rmw"), skip, fn, ctx);
+    tb_run(tb, skip, done, fn, ctx);
   }
   tb_exec(tb, done, NULL, 0);
   assert_null(tb_error(tb));
   char *path = write_trace(tb);
   tb_free(tb);
   return path;
+}
+
+/* Random outcomes of `jz skip` (seeded) between loads, a read-modify-write and a store. */
+static char *mix_trace(uint64_t seed, int iters) {
+  tbuild *tb = build(mix_src);
+  mix_gen g = {tb_label(tb, "miss"), 0};
+  return branch_loop_trace(tb, mix_addr, &g, seed, iters);
 }
 
 /* Turns the instructions at three pcs (a load, a read-modify-write, an add) into nops,
@@ -1397,21 +1403,7 @@ static void test_sq_search_bound(void **state) {
     "  jnz loop\n"
     "done:\n"
     "  nop\n";
-  tbuild *tb = build(src);
-  uint64_t loop = tb_label(tb, "loop"), br = tb_label(tb, "br"), skip = tb_label(tb, "skip");
-  uint64_t done = tb_label(tb, "done");
-  wi_rng brng;
-  rng_seed(&brng, seed ^ 0x5bd1e995u);
-  for (int i = 0; i < 3000; i++) {
-    tb_run(tb, loop, br, sqb_addr, &g);
-    tb_exec(tb, br, NULL, 0);
-    if (rng_below(&brng, 2)) tb_run(tb, tb_label(tb, "rmw"), skip, sqb_addr, &g);
-    tb_run(tb, skip, done, sqb_addr, &g);
-  }
-  tb_exec(tb, done, NULL, 0);
-  assert_null(tb_error(tb));
-  char *path = write_trace(tb);
-  tb_free(tb);
+  char *path = branch_loop_trace(build(src), sqb_addr, &g, seed ^ 0x5bd1e995u, 3000);
   wi_err err;
   trace_t *t = trace_open(path, &err);
   if (!t) fail_msg("%s", err.msg);
