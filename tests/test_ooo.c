@@ -46,8 +46,7 @@ static void check_topdown(const ooo_model *m) {
 
 static run_res run_cfg(const char *path, const ooo_config *cfg) {
   wi_err err;
-  trace_t *t = trace_open(path, &err);
-  if (!t) fail_msg("trace_open: %s", err.msg);
+  trace_t *t = tu_open_trace(path);
   ooo_model *m = ooo_new(cfg, t, 0, &err);
   if (!m) fail_msg("ooo_new: %s", err.msg);
   uint64_t n = trace_get_info(t)->n_insns;
@@ -468,8 +467,7 @@ static void test_determinism_and_checkpoints(void **state) {
   uint64_t seed = tu_seed();
   char *path = walk_trace(seed, 150);
   wi_err err;
-  trace_t *t = trace_open(path, &err);
-  if (!t) fail_msg("%s", err.msg);
+  trace_t *t = tu_open_trace(path);
   uint64_t n = trace_get_info(t)->n_insns;
   const char *machines[] = {"golden_cove", "stress"};
   for (size_t k = 0; k < WI_ARRAY_LEN(machines); k++) {
@@ -539,9 +537,7 @@ static void *thr_run(void *p) {
 static void test_parallel_models(void **state) {
   (void)state;
   char *path = walk_trace(tu_seed(), 80);
-  wi_err err;
-  trace_t *t = trace_open(path, &err);
-  if (!t) fail_msg("%s", err.msg);
+  trace_t *t = tu_open_trace(path);
   thr_arg a[4];
   pthread_t th[4];
   memset(a, 0, sizeof a);
@@ -654,9 +650,7 @@ static void filt(void *vctx, uint64_t index, const trace_insn *ti, const dec_ins
 }
 
 static run_res run_filtered(const char *path, filt_ctx *fc) {
-  wi_err err;
-  trace_t *t = trace_open(path, &err);
-  if (!t) fail_msg("%s", err.msg);
+  trace_t *t = tu_open_trace(path);
   ooo_config c;
   ooo_config_default(&c);
   ooo_model *m = new_model(t, &c);
@@ -713,8 +707,7 @@ static void test_filter_interventions(void **state) {
   assert_true(d > 0.9 && d < 1.1);
   /* a filter set halfway applies from the first instruction not yet fetched */
   {
-    wi_err err;
-    trace_t *t = trace_open(path, &err);
+    trace_t *t = tu_open_trace(path);
     ooo_config c;
     ooo_config_default(&c);
     ooo_model *m = new_model(t, &c);
@@ -883,23 +876,31 @@ static void o_mem(void *c, const mem_event *e) {
 
 static const ooo_observer all_obs = {o_fetch, o_dispatch, o_issue, o_complete, o_commit, o_squash, o_slots, o_mem};
 
+/* Run t to the end on c twice, observed by all_obs into *oc and unobserved (*plain): observing
+ * must change nothing. Returns the observed model. */
+static ooo_model *run_observed(trace_t *t, const ooo_config *c, obs_ctx *oc, ooo_model **plain) {
+  ooo_model *m = new_model(t, c);
+  *plain = new_model(t, c);
+  memset(oc, 0, sizeof *oc);
+  oc->order_ok = true;
+  ooo_set_observer(m, &all_obs, oc);
+  run_to(m, UINT64_MAX);
+  run_to(*plain, UINT64_MAX);
+  assert_true(ooo_finished(*plain));
+  assert_same_result(m, *plain);
+  return m;
+}
+
 static void test_observer(void **state) {
   (void)state;
   uint64_t seed = tu_seed();
   char *path = random_branch_trace(seed, 1500);
-  wi_err err;
-  trace_t *t = trace_open(path, &err);
-  if (!t) fail_msg("%s", err.msg);
+  trace_t *t = tu_open_trace(path);
   ooo_config c;
   ooo_config_default(&c);
-  ooo_model *m = new_model(t, &c), *plain = new_model(t, &c);
+  ooo_model *plain;
   obs_ctx oc;
-  memset(&oc, 0, sizeof oc);
-  oc.order_ok = true;
-  ooo_set_observer(m, &all_obs, &oc);
-  run_to(m, UINT64_MAX);
-  run_to(plain, UINT64_MAX);
-  assert_same_result(m, plain); /* observing changes nothing */
+  ooo_model *m = run_observed(t, &c, &oc, &plain);
   const ooo_stats *s = ooo_get_stats(m);
   assert_true(oc.order_ok);
   assert_int_equal(oc.commit, s->insns);
@@ -924,7 +925,7 @@ static void test_observer(void **state) {
 
   /* binding constraints on the dependent add chain: each add waits for its predecessor */
   path = loop_trace("add rax, rbx", 40, 100, NULL, NULL);
-  t = trace_open(path, &err);
+  t = tu_open_trace(path);
   m = new_model(t, &c);
   memset(&oc, 0, sizeof oc);
   oc.order_ok = true;
@@ -1000,20 +1001,13 @@ static void test_unit_skip(void **state) {
   char *path = write_trace(tb);
   tb_free(tb);
   wi_err err;
-  trace_t *t = trace_open(path, &err);
-  if (!t) fail_msg("%s", err.msg);
+  trace_t *t = tu_open_trace(path);
   uint64_t n = trace_get_info(t)->n_insns;
   ooo_config c;
   ooo_config_default(&c);
-  ooo_model *m = new_model(t, &c), *plain = new_model(t, &c);
+  ooo_model *plain;
   obs_ctx oc;
-  memset(&oc, 0, sizeof oc);
-  oc.order_ok = true;
-  ooo_set_observer(m, &all_obs, &oc);
-  run_to(m, UINT64_MAX);
-  run_to(plain, UINT64_MAX);
-  assert_true(ooo_finished(plain));
-  assert_same_result(m, plain);
+  ooo_model *m = run_observed(t, &c, &oc, &plain);
   const ooo_stats *s = ooo_get_stats(plain);
   double per = (double)s->cycles / (double)n_div;
   print_message("unit skip: %llu divides, %.2f cycles each (occupancy %u), %llu issued after waiting for the unit, "
@@ -1126,8 +1120,7 @@ static void test_mem_only_cycles(void **state) {
   seq_ctx sc = {0};
   char *path = loop_trace("mov rax, [rsi]\n  add rbx, rax", 8, 1500, seq_addr, &sc);
   wi_err err;
-  trace_t *t = trace_open(path, &err);
-  if (!t) fail_msg("%s", err.msg);
+  trace_t *t = tu_open_trace(path);
   const char *machines[] = {"golden_cove", "skylake", "stress"};
   for (size_t k = 0; k < WI_ARRAY_LEN(machines); k++) {
     ooo_config c;
@@ -1264,8 +1257,7 @@ static void test_plan_cache(void **state) {
   uint64_t seed = tu_seed();
   char *path = mix_trace(seed, 3000);
   wi_err err;
-  trace_t *t = trace_open(path, &err);
-  if (!t) fail_msg("%s", err.msg);
+  trace_t *t = tu_open_trace(path);
   tbuild *tb = build(mix_src);
   uint64_t pcs[3] = {tb_label(tb, "loop"), tb_label(tb, "rmw"), tb_label(tb, "skip")};
   tb_free(tb);
@@ -1319,8 +1311,7 @@ static void o_squash_count(void *c, const ooo_ev *e) {
 static void squash_paths(uint64_t seed) {
   char *path = mix_trace(seed, 3000);
   wi_err err;
-  trace_t *t = trace_open(path, &err);
-  if (!t) fail_msg("%s", err.msg);
+  trace_t *t = tu_open_trace(path);
   const char *machines[] = {"golden_cove", "skylake", "stress"};
   for (size_t k = 0; k < WI_ARRAY_LEN(machines); k++) {
     ooo_config c;
@@ -1405,8 +1396,7 @@ static void test_sq_search_bound(void **state) {
     "  nop\n";
   char *path = branch_loop_trace(build(src), sqb_addr, &g, seed ^ 0x5bd1e995u, 3000);
   wi_err err;
-  trace_t *t = trace_open(path, &err);
-  if (!t) fail_msg("%s", err.msg);
+  trace_t *t = tu_open_trace(path);
   const char *machines[] = {"golden_cove", "stress"};
   for (size_t k = 0; k < WI_ARRAY_LEN(machines); k++) {
     ooo_config c;

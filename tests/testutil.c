@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "trace.h"
 #include "util.h"
 
 char *tu_trace_path(const char *name) {
@@ -81,4 +82,11 @@ char *tu_sql_file_rows(const char *path, const char *sql) {
   char *rows = tu_sql_rows(db, sql);
   sqlite3_close(db);
   return rows;
+}
+
+struct trace *tu_open_trace(const char *path) {
+  wi_err err;
+  trace_t *t = trace_open(path, &err);
+  if (!t) fail_msg("cannot open %s: %s", path, err.msg);
+  return t;
 }

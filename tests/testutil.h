@@ -23,5 +23,8 @@ struct sqlite3;
 char *tu_sql_rows(struct sqlite3 *db, const char *sql);
 /* The same on the database at path, opened read-only. */
 char *tu_sql_file_rows(const char *path, const char *sql);
+/* Open the trace at path, failing the test (with the reader's message) when it cannot. */
+struct trace;
+struct trace *tu_open_trace(const char *path);
 
 #endif

@@ -189,14 +189,7 @@ static inline __attribute__((always_inline)) void squash_uop(ooo_model *restrict
 
 static void emit_squash(ooo_model *restrict m, uint64_t fid, uint64_t pc, uint32_t sid, uint32_t rid, bool wrong,
                         uint64_t now, uint64_t by, int cause, uint32_t slots) {
-  ooo_ev e;
-  memset(&e, 0, sizeof e);
-  e.cycle = now;
-  e.fid = fid;
-  e.pc = pc;
-  e.sid = sid;
-  e.rid = rid;
-  e.wrong_path = wrong;
+  ooo_ev e = oo_ev_make(now, fid, pc, sid, rid, wrong);
   e.extra = (uint32_t)cause;
   e.by_fid = by;
   e.slots = (uint8_t)slots;
@@ -511,15 +504,8 @@ static inline __attribute__((always_inline)) void issue_common(ooo_model *restri
   st->port_last_cycle[p] = now;
   st->port_last_fid[p] = r->fid;
   if (m->obs && m->obs->issue) {
-    ooo_ev e;
-    memset(&e, 0, sizeof e);
-    e.cycle = now;
-    e.fid = r->fid;
-    e.pc = r->pc;
-    e.sid = r->sid;
-    e.rid = OOO_RID_PORT + p;
+    ooo_ev e = oo_ev_make(now, r->fid, r->pc, r->sid, OOO_RID_PORT + p, (r->flags & RF_WRONG) != 0);
     e.rid2 = OOO_RID_SCHED + u->pool * OOO_RID_POOL_STRIDE + u->sched_id;
-    e.wrong_path = (r->flags & RF_WRONG) != 0;
     e.uop = u->idx;
     e.uop_kind = u->kind;
     e.extra = u->lat;
@@ -741,14 +727,7 @@ static void store_address_known(ooo_model *restrict m, ooo_sq *s, uint64_t now) 
 }
 
 static void emit_complete(ooo_model *restrict m, const ooo_rob *r, const ooo_uop *u, uint64_t now) {
-  ooo_ev e;
-  memset(&e, 0, sizeof e);
-  e.cycle = now;
-  e.fid = r->fid;
-  e.pc = r->pc;
-  e.sid = r->sid;
-  e.rid = OOO_RID_ROB + (uint32_t)(r - m->rob);
-  e.wrong_path = (r->flags & RF_WRONG) != 0;
+  ooo_ev e = oo_ev_make(now, r->fid, r->pc, r->sid, OOO_RID_ROB + (uint32_t)(r - m->rob), (r->flags & RF_WRONG) != 0);
   if (u) {
     e.uop = u->idx;
     e.uop_kind = u->kind;
@@ -1348,17 +1327,10 @@ static void dispatch_one(ooo_model *restrict m, ooo_fq *q, const ooo_phdr *p, co
   st->stats.dispatched[wrong ? 1 : 0]++;
   if (!wrong) st->recovering = 0;
   if (m->obs && m->obs->dispatch) {
-    ooo_ev e;
-    memset(&e, 0, sizeof e);
-    e.cycle = now;
-    e.fid = q->fid;
-    e.pc = q->pc;
-    e.sid = t->sid;
-    e.rid = OOO_RID_ROB + ri;
+    ooo_ev e = oo_ev_make(now, q->fid, q->pc, t->sid, OOO_RID_ROB + ri, wrong);
     e.rid2 = p->nu ? OOO_RID_SCHED + uops[r->uop0 & m->uop_mask].pool * OOO_RID_POOL_STRIDE +
                          uops[r->uop0 & m->uop_mask].sched_id
                    : OOO_RID_NONE;
-    e.wrong_path = wrong;
     e.slots = (uint8_t)p->slots;
     e.n_lq = (uint8_t)p->n_ld;
     e.n_sq = (uint8_t)p->n_st;

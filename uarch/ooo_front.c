@@ -334,14 +334,7 @@ static inline ooo_fq *fq_entry(ooo_model *restrict m, ooo_state *st, uint64_t ta
 }
 
 static void fetch_event(ooo_model *restrict m, uint64_t now, const ooo_fq *q, const ooo_tmpl *t, bool wrong) {
-  ooo_ev e;
-  memset(&e, 0, sizeof e);
-  e.cycle = now;
-  e.fid = q->fid;
-  e.pc = q->pc;
-  e.sid = t->sid;
-  e.rid = OOO_RID_FETCH;
-  e.wrong_path = wrong;
+  ooo_ev e = oo_ev_make(now, q->fid, q->pc, t->sid, OOO_RID_FETCH, wrong);
   m->obs->fetch(m->obs_ctx, &e);
 }
 

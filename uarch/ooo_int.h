@@ -555,6 +555,20 @@ static inline void oo_wheel_unlink(ooo_model *restrict m, uint32_t slot) {
 static inline void oo_wheel_remove(ooo_model *restrict m, uint32_t slot) {
   if (m->uops[slot].in_wheel) oo_wheel_unlink(m, slot);
 }
+/* An observer event of flow fid (instruction pc, static sid) at cycle now on resource rid;
+ * every other field zero. */
+static inline ooo_ev oo_ev_make(uint64_t now, uint64_t fid, uint64_t pc, uint32_t sid, uint32_t rid, bool wrong) {
+  ooo_ev e;
+  memset(&e, 0, sizeof e);
+  e.cycle = now;
+  e.fid = fid;
+  e.pc = pc;
+  e.sid = sid;
+  e.rid = rid;
+  e.wrong_path = wrong;
+  return e;
+}
+
 /* Why the ROB head `r` cannot commit at cycle `now` (OB_NONE if it can): not complete yet
  * (a load miss or execution), or completed less than commit_latency cycles ago. */
 static inline uint8_t oo_head_stall(const ooo_model *m, const ooo_rob *r, uint64_t now) {
