@@ -156,7 +156,7 @@ static inline void bp_v8_store(uint16_t *p, bp_v8 v) { memcpy(p, &v, sizeof v); 
 /* (internal to bp_hist_push) The fold update of eight tables from lane l; r[-L] is the bit
  * pushed L pushes before the newest (r[0]). With !upper, lanes l + 4 .. l + 7 are unused (their leaving
  * bits are not read: outm is 0 there). */
-static inline void bp_hist_fold8_(const bp_geom *g, bp_hist *h, const uint8_t *r, uint32_t l, bp_v8 vb, bool upper) {
+static inline void bp_hist_fold8(const bp_geom *g, bp_hist *h, const uint8_t *r, uint32_t l, bp_v8 vb, bool upper) {
   const ptrdiff_t *o = &g->rneg[l];
   bp_v8 out = {r[o[0]], r[o[1]], r[o[2]], r[o[3]], 0, 0, 0, 0};
   if (upper) {
@@ -194,8 +194,8 @@ static inline void bp_hist_push(const bp_geom *g, bp_hist *h, uint8_t *ring, uin
   const uint8_t *r = ring + p + BP_RING; /* olen <= BP_MAX_HIST < BP_RING */
   const bp_v8 vb = {b, b, b, b, b, b, b, b};
   const uint32_t nq = g->nquad;
-  bp_hist_fold8_(g, h, r, 0, vb, nq > 1);
-  if (nq > 2) bp_hist_fold8_(g, h, r, 8, vb, nq > 3);
+  bp_hist_fold8(g, h, r, 0, vb, nq > 1);
+  if (nq > 2) bp_hist_fold8(g, h, r, 8, vb, nq > 3);
 }
 
 /* ---- direction predictors (table of functions) ------------------------------------------- */
