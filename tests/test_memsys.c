@@ -816,6 +816,102 @@ static void test_merge(void **state) {
   h_free(h);
 }
 
+/* One request at h->now, not retried (fid and the retry flag given); *tag_out its tag. */
+static int h_once(harness *h, uint64_t addr, uint64_t fid, bool retry, uint32_t *tag_out,
+                  uint64_t *ready) {
+  uint32_t tag = h_tag(h);
+  mem_req r = {.addr = addr, .pc = 3, .fid = fid, .size = 8, .tag = tag, .type = MREQ_LOAD,
+               .retry = retry};
+  mem_advance(h->m, h->now);
+  int rc = mem_access(h->m, &r, h->now, ready);
+  if (rc == MEM_PENDING) h->inflight[tag] = 1;
+  *tag_out = tag;
+  return rc;
+}
+
+/* The last MSHR_FULL event seen. */
+typedef struct full_log {
+  uint32_t n;
+  mem_event last;
+} full_log;
+
+static void on_full(void *ctx, const mem_event *e) {
+  full_log *f = ctx;
+  if (e->kind != MEV_MSHR_FULL) return;
+  f->n++;
+  f->last = *e;
+}
+
+/* A full L1: a new line is refused (counted once, not on its retries) and told to retry when
+ * the MSHR that frees first fills (with none known yet: at the next event), naming that MSHR's
+ * requester; a line already in flight still merges and a present line still hits. The retry
+ * cycle is checked against a copy of the state run to completion. */
+static void test_full_refusal(void **state) {
+  (void)state;
+  mem_config c;
+  test_config(&c);
+  c.l1d.mshrs = 4;
+  harness *h = h_new(&c);
+  full_log fl;
+  memset(&fl, 0, sizeof fl);
+  mem_set_observer(h->m, on_full, &fl);
+  const uint64_t present = 0x21000000, z = 0x22000000;
+  h_access(h, present, 3, MREQ_LOAD); /* now an L1 hit */
+  uint32_t tags[4], tz;
+  uint64_t ready;
+  for (uint32_t i = 0; i < 4; i++) /* four DRAM misses fill the L1's MSHRs */
+    assert_int_equal(h_once(h, 0x23000000 + i * 4160ull, 100 + i, false, &tags[i], &ready),
+                     MEM_PENDING);
+  /* No fill cycle known yet: refused until the next event, naming the lowest MSHR's flow. */
+  assert_int_equal(h_once(h, z, 200, false, &tz, &ready), MEM_BLOCKED);
+  assert_int_equal(ready, mem_next_event(h->m) > h->now ? mem_next_event(h->m) : h->now + 1);
+  assert_int_equal(mem_stats(h->m, 1 /* L1D */)->mshr_full_events, 1);
+  assert_int_equal(fl.n, 1);
+  assert_int_equal(fl.last.level, 1 /* L1D */);
+  assert_int_equal(fl.last.other_fid, 100);
+  assert_int_equal(h_once(h, z, 200, true, &tz, &ready), MEM_BLOCKED); /* a retry: not counted */
+  assert_int_equal(mem_stats(h->m, 1 /* L1D */)->mshr_full_events, 1);
+  assert_int_equal(fl.n, 2);
+  uint32_t tm;
+  assert_int_equal(h_once(h, 0x23000000 + 2 * 4160ull + 8, 300, false, &tm, &ready), MEM_PENDING);
+  assert_int_equal(mem_stats(h->m, 1 /* L1D */)->merges, 1);
+  assert_int_equal(h_once(h, present + 16, 301, false, &tm, &ready), MEM_DONE);
+  assert_int_equal(ready, h->now + c.l1d.latency);
+  /* Once DRAM has scheduled the four, the refusal names the first to fill (lowest index on
+   * ties) and its fill cycle, which a copy run to completion confirms. */
+  while (mem_get_dram_stats(h->m)->reads < 5) h_advance(h, mem_next_event(h->m));
+  assert_int_equal(h_once(h, z, 200, false, &tz, &ready), MEM_BLOCKED);
+  harness *g = h_new(&c);
+  mem_copy(g->m, h->m);
+  memcpy(g->inflight, h->inflight, sizeof h->inflight);
+  memcpy(g->done_at, h->done_at, sizeof h->done_at);
+  g->now = h->now;
+  uint64_t first = UINT64_MAX, holder = 0;
+  for (uint32_t i = 0; i < 4; i++) {
+    uint64_t d = h_wait(g, tags[i]);
+    if (d < first) {
+      first = d;
+      holder = 100 + i;
+    }
+  }
+  h_free(g);
+  assert_int_equal(ready, first);
+  assert_int_equal(fl.last.other_fid, holder);
+  assert_int_equal(mem_stats(h->m, 1 /* L1D */)->mshr_full_events, 2);
+  /* Ties: four L2 hits issued in one cycle fill together; the refusal names the lowest MSHR.
+   * (Lines 4 KiB apart share an L1 set, not an L2 set: eight more push them out of the L1.) */
+  h_drain(h);
+  const uint64_t x = 0x24000000;
+  for (uint32_t i = 0; i < 12; i++) h_access(h, x + i * 4096ull, 3, MREQ_LOAD);
+  for (uint32_t i = 0; i < 4; i++)
+    assert_int_equal(h_once(h, x + i * 4096ull, 100 + i, false, &tags[i], &ready), MEM_DONE);
+  assert_int_equal(h_once(h, z, 200, false, &tz, &ready), MEM_BLOCKED);
+  assert_int_equal(ready, h->now + c.l2.latency);
+  assert_int_equal(fl.last.other_fid, 100);
+  mem_set_observer(h->m, NULL, NULL);
+  h_free(h);
+}
+
 /* Observer: events name their resources, MSHR allocations are all released, FULL is reported. */
 typedef struct obs_log {
   uint64_t n[MEV_NUM];
@@ -1162,6 +1258,7 @@ int main(void) {
       cmocka_unit_test(test_perfect),
       cmocka_unit_test(test_wrong_path),
       cmocka_unit_test(test_merge),
+      cmocka_unit_test(test_full_refusal),
       cmocka_unit_test(test_observer),
       cmocka_unit_test(test_observer_kinds),
       cmocka_unit_test(test_determinism_and_copy),

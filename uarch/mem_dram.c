@@ -55,7 +55,7 @@ static uint32_t prep_of(const dram_config *d, const mem_bank *b, uint64_t row) {
 }
 
 /* Earliest cycle request r could be scheduled given the channel's current state. */
-static uint64_t ready_at(const mem_sys *m, uint32_t ch, const mem_dreq *r) {
+static inline uint64_t ready_at(const mem_sys *m, uint32_t ch, const mem_dreq *r) {
   const dram_config *d = &m->cfg->dram;
   const mem_bank *b = &m->bank[ch * d->banks + r->bank];
   uint64_t need = (uint64_t)prep_of(d, b, r->row) + d->t_cas;
@@ -67,8 +67,9 @@ static uint64_t ready_at(const mem_sys *m, uint32_t ch, const mem_dreq *r) {
 /* Recompute the cached minimum of the channels' next_sched. */
 static void update_next(mem_sys *m) {
   uint64_t best = UINT64_MAX;
-  for (uint32_t c = 0; c < m->cfg->dram.channels; c++)
-    if (m->chan[c].next_sched < best) best = m->chan[c].next_sched;
+  const mem_chan *chan = m->chan;
+  for (uint32_t c = 0, n = m->cfg->dram.channels; c < n; c++)
+    if (chan[c].next_sched < best) best = chan[c].next_sched;
   m->st->dram_next = best;
 }
 
@@ -93,13 +94,9 @@ static void resched(mem_sys *m, uint32_t ch) {
   update_next(m);
 }
 
-bool mem_dram_can_read(const mem_sys *m, uint64_t line) {
-  const dram_config *d = &m->cfg->dram;
-  return m->chan[line % d->channels].nread < d->queue;
-}
-
-/* Issue r (read or write) at cycle t; returns the cycle its data transfer ends. */
-static uint64_t issue(mem_sys *m, uint32_t ch, mem_dreq *r, uint64_t t, bool is_write) {
+/* Issue r (read or write) at cycle t; returns the cycle its data transfer ends. (Inline: it
+ * runs once per request.) */
+static inline uint64_t issue(mem_sys *m, uint32_t ch, mem_dreq *r, uint64_t t, bool is_write) {
   const dram_config *d = &m->cfg->dram;
   mem_chan *c = &m->chan[ch];
   mem_bank *b = &m->bank[ch * d->banks + r->bank];
@@ -297,7 +294,11 @@ static void chan_run(mem_sys *m, uint32_t ch, uint64_t t) {
 }
 
 void mem_dram_run(mem_sys *m, uint64_t t) {
-  for (uint32_t c = 0; c < m->cfg->dram.channels; c++)
-    if (m->chan[c].next_sched <= t) chan_run(m, c, m->chan[c].next_sched);
+  const uint32_t nch = m->cfg->dram.channels; /* loaded once: chan_run's stores may alias */
+  const mem_chan *chan = m->chan;
+  for (uint32_t c = 0; c < nch; c++) {
+    uint64_t ns = chan[c].next_sched;
+    if (ns <= t) chan_run(m, c, ns);
+  }
   update_next(m); /* once for all the channels run (chan_run reads only its own next_sched) */
 }

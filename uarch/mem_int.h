@@ -296,6 +296,34 @@ static inline void mem_lru16_use(mem_cache *c, uint32_t set, uint32_t way) {
   a[way] = 0;
 }
 
+/* LRU ranks: the way ranked last (the victim) of a full set. */
+static inline uint32_t mem_lru16_victim(const mem_cache *c, uint32_t set) {
+  const uint8_t *a = &c->age[(size_t)set * 16];
+#if defined(__SSE2__)
+  __m128i x = _mm_loadu_si128((const __m128i *)(const void *)a);
+  uint32_t hit = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8((char)(c->ways - 1))));
+  return (uint32_t)__builtin_ctz(hit); /* exactly one way holds the last rank */
+#else
+  uint32_t w = 0;
+  while (a[w] != c->ways - 1) w++;
+  return w;
+#endif
+}
+
+/* The level's replacement policy: LRU ranks inline (c->age is set exactly when repl_ops is
+ * mem_repl_lru16), any other policy through its table. */
+static inline void mem_repl_hit(mem_cache *c, uint32_t set, uint32_t way) {
+  if (c->age) mem_lru16_use(c, set, way);
+  else c->repl_ops->hit(c, set, way);
+}
+static inline void mem_repl_fill(mem_cache *c, uint32_t set, uint32_t way, bool prefetch) {
+  if (c->age) mem_lru16_use(c, set, way); /* prefetches too go to MRU (as lru16_fill) */
+  else c->repl_ops->fill(c, set, way, prefetch);
+}
+static inline uint32_t mem_repl_victim(mem_cache *c, uint32_t set) {
+  return c->age ? mem_lru16_victim(c, set) : c->repl_ops->victim(c, set);
+}
+
 /* ---- prefetcher training, inline (mem_pf.c wraps these in its table; memsys.c calls them
  * directly, dispatching on mem_cache.pf_kind) ------------------------------------------------ */
 
@@ -355,6 +383,76 @@ static inline uint32_t mem_ips_train(void *st, uint32_t deg, uint32_t line_shift
   return n;
 }
 
+/* stream: per-4-KiB-region direction detection, prefetch ahead within the region. */
+#define MEM_STR_TRACKERS 32 /* Intel's L2 streamer tracks 32 streams (optimization manual) */
+#define MEM_STR_WAYS 4      /* trackers are found by region: 8 sets of 4 */
+#define MEM_STR_REGION_SHIFT 12 /* streams do not cross 4 KiB pages (physical contiguity unknown) */
+
+typedef struct mem_str_tracker {
+  uint64_t region;      /* region number + 1; 0 = free */
+  uint64_t last;        /* last line address */
+  uint64_t next;        /* next line to prefetch (0 = none yet) */
+  int32_t dir;          /* +1 / -1 / 0 */
+  uint32_t conf;
+  uint32_t lru;
+  uint32_t pad;
+} mem_str_tracker;
+
+typedef struct mem_str_state {
+  mem_str_tracker t[MEM_STR_TRACKERS];
+  uint32_t clock;
+} mem_str_state;
+
+static inline uint32_t mem_str_train(void *st, uint32_t deg, uint32_t line_shift,
+                                     const mem_pf_access *a, uint64_t *out, uint32_t max) {
+  mem_str_state *s = st;
+  uint32_t rshift = MEM_STR_REGION_SHIFT > line_shift ? MEM_STR_REGION_SHIFT - line_shift : 0;
+  uint64_t region = (a->line >> rshift) + 1;
+  mem_str_tracker *set = &s->t[(region % (MEM_STR_TRACKERS / MEM_STR_WAYS)) * MEM_STR_WAYS];
+  mem_str_tracker *t = NULL;
+  for (uint32_t i = 0; i < MEM_STR_WAYS; i++)
+    if (set[i].region == region) {
+      t = &set[i];
+      break;
+    }
+  s->clock++;
+  if (!t) {
+    if (a->hit) return 0; /* allocate trackers on misses only */
+    mem_str_tracker *lru = &set[0];
+    for (uint32_t i = 1; i < MEM_STR_WAYS; i++)
+      if (set[i].lru < lru->lru) lru = &set[i];
+    *lru = (mem_str_tracker){0};
+    lru->region = region;
+    lru->last = a->line;
+    lru->lru = s->clock;
+    return 0;
+  }
+  t->lru = s->clock;
+  if (a->line == t->last) return 0;
+  int32_t dir = a->line > t->last ? 1 : -1;
+  if (dir == t->dir) {
+    if (t->conf < 3) t->conf++;
+  } else {
+    t->dir = dir;
+    t->conf = 1;
+    t->next = 0;
+  }
+  t->last = a->line;
+  if (t->conf < 2) return 0;
+  /* Keep the prefetch pointer `degree` lines ahead of the demand stream. */
+  uint32_t dgr = deg, n = 0;
+  uint64_t lo = (region - 1) << rshift, hi = lo + ((uint64_t)1 << rshift); /* [lo, hi) */
+  uint64_t want_end = dir > 0 ? a->line + dgr : a->line - dgr;
+  uint64_t p = t->next;
+  if (!p || (dir > 0 ? p <= a->line : p >= a->line)) p = dir > 0 ? a->line + 1 : a->line - 1;
+  while (n < max && (dir > 0 ? p <= want_end : p >= want_end) && p >= lo && p < hi) {
+    out[n++] = p;
+    p = dir > 0 ? p + 1 : p - 1;
+  }
+  t->next = p;
+  return n;
+}
+
 /* mem_repl.c */
 extern const mem_repl_ops *const mem_repl_table[REPL_NUM];
 /* LRU for sets of at most 16 ways: the same choices as mem_repl_table[REPL_LRU], kept as ranks
@@ -371,7 +469,11 @@ extern const char *const mem_pf_names[PF_NUM + 1];
 /* mem_dram.c */
 /* Reset the DRAM state (channels, banks, queues) to idle. */
 void mem_dram_init(mem_sys *m);
-bool mem_dram_can_read(const mem_sys *m, uint64_t line);
+/* Has the read queue of line's channel room? (Inline: the miss probe asks it per miss.) */
+static inline bool mem_dram_can_read(const mem_sys *m, uint64_t line) {
+  const dram_config *d = &m->cfg->dram;
+  return m->chan[line % d->channels].nread < d->queue;
+}
 /* Queue a read for LLC MSHR `mshr`, reaching the controller at `arrive`. */
 void mem_dram_read(mem_sys *m, uint64_t line, uint64_t arrive, uint32_t mshr, uint64_t fid,
                    bool wrong_path, bool prefetch, uint64_t now);

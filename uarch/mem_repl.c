@@ -72,18 +72,7 @@ static void lru16_fill(mem_cache *c, uint32_t set, uint32_t way, bool prefetch) 
   lru16_use(c, set, way);
 }
 
-static uint32_t lru16_victim(mem_cache *c, uint32_t set) {
-  const uint8_t *a = &c->age[(size_t)set * 16];
-#if defined(__SSE2__)
-  __m128i x = _mm_loadu_si128((const __m128i *)(const void *)a);
-  uint32_t hit = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8((char)(c->ways - 1))));
-  return (uint32_t)__builtin_ctz(hit); /* exactly one way holds the last rank */
-#else
-  uint32_t w = 0;
-  while (a[w] != c->ways - 1) w++;
-  return w;
-#endif
-}
+static uint32_t lru16_victim(mem_cache *c, uint32_t set) { return mem_lru16_victim(c, set); }
 
 const mem_repl_ops mem_repl_lru16 = {"lru", lru16_hit, lru16_fill, lru16_victim};
 

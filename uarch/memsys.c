@@ -420,7 +420,7 @@ static inline bool ev_less(const mem_ev *a, const mem_ev *b) {
   return a->cycle < b->cycle || (a->cycle == b->cycle && a->seq < b->seq);
 }
 
-static void heap_push(mem_sys *m, int level, uint32_t idx, uint64_t cycle) {
+static inline void heap_push(mem_sys *m, int level, uint32_t idx, uint64_t cycle) {
   mem_state *st = m->st;
   assert(st->nheap < m->heap_cap);
   uint32_t i = st->nheap++;
@@ -561,7 +561,7 @@ static inline int mshr_find(const mem_cache *c, uint64_t line) {
 }
 
 /* Take MSHR index i off its bucket chain and out of the busy set. */
-static void mshr_unlink(mem_cache *c, uint32_t i) {
+static inline void mshr_unlink(mem_cache *c, uint32_t i) {
   int32_t *pp = &c->mh_head[mh_hash(c, c->mline[i] - 1)];
   while (*pp != (int32_t)i) pp = &c->mh_next[*pp];
   *pp = c->mh_next[i];
@@ -582,8 +582,11 @@ typedef struct req_info {
   uint8_t store;
 } req_info;
 
-static uint32_t mshr_alloc(mem_sys *m, int level, uint64_t line, const req_info *ri, uint8_t pf,
-                           uint64_t now) {
+/* (Inline in its two callers: the call cost a quarter of its work.) */
+static inline __attribute__((always_inline)) uint32_t mshr_alloc(mem_sys *m, int level,
+                                                                 uint64_t line,
+                                                                 const req_info *ri, uint8_t pf,
+                                                                 uint64_t now) {
   mem_cache *c = &m->c[level];
   uint32_t i = 0, wd = 0; /* the lowest free index */
   while (!~c->mbusy[wd]) wd++;
@@ -596,10 +599,20 @@ static uint32_t mshr_alloc(mem_sys *m, int level, uint64_t line, const req_info 
   c->mh_head[h] = (int32_t)i;
   lvl_touch(c->ls);
   mem_mshr *ms = &c->mshr[i];
-  *ms = (mem_mshr){.line = line, .fid = pf ? UINT64_MAX : ri->fid, .trig_fid = ri->fid,
-                   .alloc = now, .demand_at = now, .wait_head = -1, .busy = 1,
-                   .pf = pf, .wrong_path = ri->wrong_path, .dirty = ri->store,
-                   .primary = pf == 0, .up = {-1, -1}};
+  /* Field by field (pad0 stays 0 from reset_state): no temporary to copy. */
+  ms->line = line;
+  ms->fid = pf ? UINT64_MAX : ri->fid;
+  ms->trig_fid = ri->fid;
+  ms->alloc = now;
+  ms->demand_at = now;
+  ms->wait_head = -1;
+  ms->busy = 1;
+  ms->chained = 0;
+  ms->pf = pf;
+  ms->wrong_path = ri->wrong_path;
+  ms->dirty = ri->store;
+  ms->primary = pf == 0;
+  ms->up[0] = ms->up[1] = -1;
   c->ls->mshr_used++;
   mem_emit(m, MEV_MSHR_ALLOC, level, MEM_RID(level, MRK_MSHR, i), ms->fid, line << c->line_shift,
            now, pf ? ri->fid : UINT64_MAX, ri->wrong_path, pf != 0);
@@ -609,16 +622,26 @@ static uint32_t mshr_alloc(mem_sys *m, int level, uint64_t line, const req_info 
 /* The level of the MSHRs in slot k of up[] of an MSHR at `level` (see mem_mshr.up). */
 static inline int up_level(int level, int k) { return level == ML_LLC ? ML_L2 : k; }
 
-/* Set a known fill cycle on every MSHR chained above MSHR idx of level. */
+/* Set a known fill cycle on every MSHR chained above MSHR idx of level. A chain is at most
+ * LLC -> L2 -> L1I/L1D (only the LLC's up[0] and the L2's up[] are ever set), so no recursion. */
 static void propagate_fill(mem_sys *m, int level, uint32_t idx, uint64_t fill) {
   const mem_mshr *ms = &m->c[level].mshr[idx];
-  for (int k = 0; k < 2; k++) {
-    if (ms->up[k] < 0) continue;
-    int u = up_level(level, k);
-    mem_cache *c = &m->c[u];
-    c->mfill[ms->up[k]] = fill;
+  if (level == ML_LLC) {
+    int32_t u = ms->up[0];
+    if (u < 0) return;
+    mem_cache *c = &m->c[ML_L2];
+    c->mfill[u] = fill;
     lvl_touch(c->ls);
-    propagate_fill(m, u, (uint32_t)ms->up[k], fill);
+    ms = &c->mshr[u];
+  } else if (level != ML_L2) {
+    return;
+  }
+  for (int k = 0; k < 2; k++) {
+    int32_t u = ms->up[k];
+    if (u < 0) continue;
+    mem_cache *c = &m->c[up_level(ML_L2, k)];
+    c->mfill[u] = fill;
+    lvl_touch(c->ls);
   }
 }
 
@@ -636,7 +659,7 @@ static void writeback_to(mem_sys *m, int level, uint64_t line, uint64_t t) {
   int w = cache_find(c, line, &set);
   if (w >= 0) {
     c->tags[(size_t)set * c->ways + (uint32_t)w] |= MT_DIRTY;
-    if (level == ML_LLC && !c->cfg->inclusive) c->repl_ops->hit(c, set, (uint32_t)w); /* see evict */
+    if (level == ML_LLC && !c->cfg->inclusive) mem_repl_hit(c, set, (uint32_t)w); /* see evict */
   } else {
     cache_install(m, level, line, t, true, false, UINT64_MAX, true);
   }
@@ -692,7 +715,7 @@ static void evict(mem_sys *m, int level, uint32_t set, uint32_t w, uint64_t t, u
     uint32_t lset;
     int lw = cache_find(llc, vline, &lset);
     if (lw < 0) cache_install(m, ML_LLC, vline, t, false, false, fid, true);
-    else llc->repl_ops->hit(llc, lset, (uint32_t)lw);
+    else mem_repl_hit(llc, lset, (uint32_t)lw);
   }
   if (level == ML_LLC && c->cfg->inclusive) back_invalidate(m, vline, t);
 }
@@ -713,14 +736,14 @@ static void cache_install(mem_sys *m, int level, uint64_t line, uint64_t t, bool
   if (c->nvalid[set] < c->ways) {
     while (tags[v] & MT_VALID) v++;
   } else {
-    v = c->repl_ops->victim(c, set);
+    v = mem_repl_victim(c, set);
     evict(m, level, set, v, t, fid, pf);
   }
   tags[v] = (line << MT_SHIFT) | MT_VALID | (dirty ? MT_DIRTY : 0) | (pf ? MT_PF : 0);
   c->hb[(size_t)set * c->hstride + v] = line_hash8(line);
   c->nvalid[set]++;
   c->ls->ver++;
-  c->repl_ops->fill(c, set, v, pf);
+  mem_repl_fill(c, set, v, pf);
 }
 
 /* ---- TLBs -------------------------------------------------------------------------------- */
@@ -828,8 +851,10 @@ typedef struct pf_batch {
 
 /* Train level's prefetcher on one access; up to max candidates go to out; returns how many.
  * A switch on the kind, so the common trainers inline. */
-static inline uint32_t pf_run(mem_cache *c, uint64_t addr, uint64_t line, uint64_t pc, bool hit,
-                              bool pf_hit, uint8_t type, uint64_t *out, uint32_t max) {
+static inline __attribute__((always_inline)) uint32_t pf_run(mem_cache *c, uint64_t addr,
+                                                             uint64_t line, uint64_t pc, bool hit,
+                                                             bool pf_hit, uint8_t type,
+                                                             uint64_t *out, uint32_t max) {
   /* One mem_pf_access per branch: the inlined trainers' copies stay in registers. */
   switch (c->pf_kind) {
   case PF_NONE: return 0;
@@ -840,6 +865,10 @@ static inline uint32_t pf_run(mem_cache *c, uint64_t addr, uint64_t line, uint64
   case PF_IP_STRIDE: {
     mem_pf_access a = {addr, line, pc, hit, pf_hit, type};
     return mem_ips_train(c->pf_state, c->pf_deg, c->line_shift, &a, out, max);
+  }
+  case PF_STREAM: {
+    mem_pf_access a = {addr, line, pc, hit, pf_hit, type};
+    return mem_str_train(c->pf_state, c->pf_deg, c->line_shift, &a, out, max);
   }
   default: {
     mem_pf_access a = {addr, line, pc, hit, pf_hit, type};
@@ -877,7 +906,9 @@ typedef struct probe_res {
 /* Can a miss of line at `level` get every resource it needs? -1 if so, else the level
  * (ML_DRAM for the DRAM read queue) that is full. No side effects; fills *pr for the levels
  * below `level` down to where the line is found. */
-static int miss_probe(const mem_sys *m, int level, uint64_t line, bool prefetch, probe_res *pr) {
+static inline __attribute__((always_inline)) int miss_probe(const mem_sys *m, int level,
+                                                            uint64_t line, bool prefetch,
+                                                            probe_res *pr) {
   const mem_cache *c = &m->c[level];
   if (c->ls->mshr_used >= mshr_limit(c, prefetch)) return level;
   for (int l = next_level(level);; l = next_level(l)) {
@@ -931,7 +962,7 @@ static uint32_t miss_commit(mem_sys *m, int level, uint64_t line, const req_info
       bool pf_hit = false;
       if (demand) {
         c->stats->hits++;
-        c->repl_ops->hit(c, set, (uint32_t)w);
+        mem_repl_hit(c, set, (uint32_t)w);
         if (*tag & MT_PF) {
           c->stats->pf_useful++;
           *tag &= ~(uint64_t)MT_PF;
@@ -992,7 +1023,11 @@ static uint32_t miss_commit(mem_sys *m, int level, uint64_t line, const req_info
 static void pf_issue(mem_sys *m, int level, const uint64_t *lines, uint32_t n, uint64_t now,
                      uint64_t trig_fid, bool wp) {
   mem_cache *c = &m->c[level];
+  const uint32_t limit = mshr_limit(c, true);
   for (uint32_t k = 0; k < n; k++) {
+    /* A full level drops every candidate left (miss_probe's first test; the lookups below
+     * have no effect): only an issue changes mshr_used here, and it adds. */
+    if (c->ls->mshr_used >= limit) break;
     uint64_t line = lines[k];
     uint32_t set;
     /* A probe, not a use: the plain lookup leaves the hints to the demand stream. */
@@ -1009,7 +1044,15 @@ static void pf_issue(mem_sys *m, int level, const uint64_t *lines, uint32_t n, u
 
 /* ---- fills ------------------------------------------------------------------------------- */
 
-static void do_fill(mem_sys *m, int level, uint32_t idx, uint64_t t) {
+static void fill_l1(mem_sys *m, int level, uint32_t idx, uint64_t t);
+static void fill_l2(mem_sys *m, uint32_t idx, uint64_t t);
+
+/* MSHR idx of level fills at t: install the line, fill the MSHRs chained above (same cycle),
+ * wake the waiting core requests, release. Inline with a constant level in fill_l1, fill_l2
+ * and do_fill (a chain is at most LLC -> L2 -> L1I/L1D: see propagate_fill), so the chain is
+ * three direct calls rather than a recursion through every level's branches. */
+static inline __attribute__((always_inline)) void fill_at(mem_sys *m, const int level,
+                                                          uint32_t idx, uint64_t t) {
   mem_cache *c = &m->c[level];
   mem_mshr *ms = &c->mshr[idx];
   uint64_t line = ms->line;
@@ -1021,9 +1064,14 @@ static void do_fill(mem_sys *m, int level, uint32_t idx, uint64_t t) {
   if (ms->primary) c->stats->miss_latency_sum += t - ms->alloc;
   mem_emit(m, MEV_FILL, level, MEM_RID(level, MRK_MSHR, idx), ms->fid, line << c->line_shift, t,
            ms->trig_fid, ms->wrong_path, ms->pf != 0);
-  /* Fill the MSHRs chained above, in the same cycle. */
-  for (int k = 0; k < 2; k++)
-    if (ms->up[k] >= 0) do_fill(m, up_level(level, k), (uint32_t)ms->up[k], t);
+  /* Fill the MSHRs chained above, in the same cycle (an L1 MSHR has none). */
+  if (level == ML_LLC) {
+    for (int k = 0; k < 2; k++)
+      if (ms->up[k] >= 0) fill_l2(m, (uint32_t)ms->up[k], t);
+  } else if (level == ML_L2) {
+    for (int k = 0; k < 2; k++)
+      if (ms->up[k] >= 0) fill_l1(m, k, (uint32_t)ms->up[k], t);
+  }
   /* Wake the core requests waiting here. */
   for (int32_t w = ms->wait_head; w >= 0;) {
     mem_waiter *wt = &c->waiters[w];
@@ -1042,6 +1090,19 @@ static void do_fill(mem_sys *m, int level, uint32_t idx, uint64_t t) {
   ms->wait_head = -1;
   mem_emit(m, MEV_MSHR_RELEASE, level, MEM_RID(level, MRK_MSHR, idx), ms->fid,
            line << c->line_shift, t, UINT64_MAX, ms->wrong_path, ms->pf != 0);
+}
+
+static void fill_l1(mem_sys *m, int level, uint32_t idx, uint64_t t) {
+  if (level == ML_L1I) fill_at(m, ML_L1I, idx, t);
+  else fill_at(m, ML_L1D, idx, t);
+}
+
+static void fill_l2(mem_sys *m, uint32_t idx, uint64_t t) { fill_at(m, ML_L2, idx, t); }
+
+static void do_fill(mem_sys *m, int level, uint32_t idx, uint64_t t) {
+  if (level == ML_LLC) fill_at(m, ML_LLC, idx, t);
+  else if (level == ML_L2) fill_l2(m, idx, t);
+  else fill_l1(m, level, idx, t);
 }
 
 void mem_llc_fill_known(mem_sys *m, uint32_t idx, uint64_t fill) {
@@ -1096,46 +1157,71 @@ static inline uint32_t mem_refusal_slot(uint64_t line) {
   return (uint32_t)(line ^ (line >> 4)) & (MEM_REFUSALS - 1);
 }
 
-/* A request could not get `blk`'s resources: count it, tell the observer, pick a retry cycle. */
-static void blocked(mem_sys *m, int blk, const mem_req *req, uint64_t now, uint64_t *ready) {
-  uint64_t retry = UINT64_MAX, holder = UINT64_MAX;
-  if (blk == ML_DRAM) {
-    if (!req->retry) m->st->dram.queue_full_events++;
-  } else {
-    mem_cache *c = &m->c[blk];
-    if (!req->retry) c->stats->mshr_full_events++;
-    mem_lstate *ls = c->ls;
-    if (!ls->minf_ok) { /* the entry that frees first */
-      /* Free entries hold UNKNOWN in mfill, so a plain scan finds the smallest known fill cycle
-       * (lowest index on ties); with none known, the lowest busy index. */
-      int32_t best = -1;
-      uint64_t bf = UNKNOWN;
-      for (uint32_t i = 0, n = c->cfg->mshrs; i < n; i++)
-        if (c->mfill[i] < bf) {
-          best = (int32_t)i;
-          bf = c->mfill[i];
-        }
-      if (best < 0 && ls->mshr_used) {
-        uint32_t wd = 0;
-        while (!c->mbusy[wd]) wd++;
-        best = (int32_t)(wd * 64 + (uint32_t)__builtin_ctzll(c->mbusy[wd]));
-      }
-      ls->minf_fill = bf;
-      ls->minf_idx = best;
-      ls->minf_ok = 1;
-    }
-    if (ls->minf_idx >= 0) {
-      retry = ls->minf_fill;
-      holder = c->mshr[ls->minf_idx].fid;
+/* Find the busy MSHR of c that frees first (mem_lstate.minf_*). Free entries hold UNKNOWN in
+ * mfill, so a scan for the smallest fill cycle (lowest index on ties) finds it; with none known,
+ * the lowest busy index. The scan takes pairs: the lower index of a pair wins its tie and a pair
+ * replaces the best only when strictly smaller, so ties go to the lowest index as in a plain
+ * scan, with half the dependent compares. */
+static __attribute__((noinline)) void minf_scan(mem_cache *c) {
+  mem_lstate *ls = c->ls;
+  const uint64_t *mf = c->mfill;
+  uint32_t n = c->cfg->mshrs, i = 0;
+  int32_t best = -1;
+  uint64_t bf = UNKNOWN;
+  for (; i + 1 < n; i += 2) {
+    uint64_t f0 = mf[i], f1 = mf[i + 1];
+    uint32_t one = f1 < f0;
+    uint64_t f = one ? f1 : f0;
+    if (f < bf) {
+      bf = f;
+      best = (int32_t)(i + one);
     }
   }
+  if (i < n && mf[i] < bf) {
+    bf = mf[i];
+    best = (int32_t)i;
+  }
+  if (best < 0 && ls->mshr_used) {
+    uint32_t wd = 0;
+    while (!c->mbusy[wd]) wd++;
+    best = (int32_t)(wd * 64 + (uint32_t)__builtin_ctzll(c->mbusy[wd]));
+  }
+  ls->minf_fill = bf;
+  ls->minf_idx = best;
+  ls->minf_ok = 1;
+}
+
+/* A request could not get an MSHR of cache level blk: count it, tell the observer, pick a
+ * retry cycle (when the MSHR that frees first fills). */
+static inline void blocked_cache(mem_sys *m, int blk, const mem_req *req, uint64_t now,
+                                 uint64_t *ready) {
+  mem_cache *c = &m->c[blk];
+  if (!req->retry) c->stats->mshr_full_events++;
+  const mem_lstate *ls = c->ls;
+  if (!ls->minf_ok) minf_scan(c);
+  uint64_t retry = ls->minf_idx >= 0 ? ls->minf_fill : UINT64_MAX;
   if (retry == UINT64_MAX) retry = mem_next_event(m);
   if (retry == UINT64_MAX || retry <= now) retry = now + 1;
   *ready = retry;
-  uint32_t rid = blk == ML_DRAM ? MEM_RID(ML_DRAM, MRK_QUEUE, (req->addr >> m->c[ML_L1D].line_shift) %
-                                                                  m->cfg->dram.channels * 1000)
-                                : MEM_RID(blk, MRK_MSHR, 0);
-  mem_emit(m, MEV_MSHR_FULL, blk, rid, req->fid, req->addr, now, holder, req->wrong_path, false);
+  if ((m->obs_kinds >> MEV_MSHR_FULL) & 1)
+    mem_emit(m, MEV_MSHR_FULL, blk, MEM_RID(blk, MRK_MSHR, 0), req->fid, req->addr, now,
+             ls->minf_idx >= 0 ? c->mshr[ls->minf_idx].fid : UINT64_MAX, req->wrong_path, false);
+}
+
+/* A request could not get `blk`'s resources: count it, tell the observer, pick a retry cycle. */
+static void blocked(mem_sys *m, int blk, const mem_req *req, uint64_t now, uint64_t *ready) {
+  if (blk != ML_DRAM) {
+    blocked_cache(m, blk, req, now, ready);
+    return;
+  }
+  if (!req->retry) m->st->dram.queue_full_events++;
+  uint64_t retry = mem_next_event(m);
+  if (retry == UINT64_MAX || retry <= now) retry = now + 1;
+  *ready = retry;
+  uint32_t rid = MEM_RID(ML_DRAM, MRK_QUEUE,
+                         (req->addr >> m->c[ML_L1D].line_shift) % m->cfg->dram.channels * 1000);
+  mem_emit(m, MEV_MSHR_FULL, blk, rid, req->fid, req->addr, now, UINT64_MAX, req->wrong_path,
+           false);
 }
 
 /* A standing refusal (out of line: the L1 paths stay small). */
@@ -1145,35 +1231,49 @@ static __attribute__((noinline)) int refused(mem_sys *m, int blk, const mem_req 
   return MEM_BLOCKED;
 }
 
+/* Remember that line, entering at `level`, was refused for want of blk's resources. */
+static inline void refusal_note(mem_sys *m, int level, int blk, uint64_t line) {
+  const mem_state *st = m->st;
+  mem_refusal *rf = &m->refusal[mem_refusal_slot(line)];
+  rf->line1 = line + 1;
+  rf->level = (uint8_t)level;
+  rf->blk = (uint8_t)blk;
+  rf->ver[0] = st->lv[level].ver;
+  rf->ver[1] = st->lv[ML_L2].ver;
+  rf->ver[2] = st->lv[ML_LLC].ver;
+  rf->ver[3] = st->dram_ver;
+}
+
+/* A miss at a full entry level with no MSHR of its own for the line: refused there, as
+ * access_miss would (miss_probe's first test), without its frame or the probe (out of line:
+ * the L1 paths stay small). */
+static __attribute__((noinline)) int refuse_full(mem_sys *m, const mem_req *req, int level,
+                                                 uint64_t line, uint64_t now, uint64_t *ready) {
+  refusal_note(m, level, level, line);
+  blocked_cache(m, level, req, now, ready);
+  return MEM_BLOCKED;
+}
+
 /* The entry level missed line (accepted or not): the rest of mem_access, out of line so the
- * hit path stays small. */
+ * hit path stays small. j: the level's MSHR for the line (mshr_find), -1 when none. */
 static __attribute__((noinline)) int access_miss(mem_sys *m, const mem_req *req, int type,
-                                                 int level, uint64_t line, uint32_t set,
+                                                 int level, uint64_t line, uint32_t set, int j,
                                                  uint64_t now, uint64_t *ready) {
   mem_cache *c = &m->c[level];
   mem_level_stats *s = c->stats;
   mem_state *st = m->st;
   uint32_t bw = c->cfg->bandwidth;
   /* access_l1 has checked for a standing refusal. */
-  mem_refusal *rf = &m->refusal[mem_refusal_slot(line)];
-  int j = -1;
   probe_res pr;
   {
     int blk = -1;
-    j = mshr_find(c, line);
     if (j >= 0) {
       if (c->mfill[j] == UNKNOWN && c->ls->wait_free < 0) blk = level;
     } else {
       blk = miss_probe(m, level, line, false, &pr);
     }
     if (blk >= 0) {
-      rf->line1 = line + 1;
-      rf->level = (uint8_t)level;
-      rf->blk = (uint8_t)blk;
-      rf->ver[0] = st->lv[level].ver;
-      rf->ver[1] = st->lv[ML_L2].ver;
-      rf->ver[2] = st->lv[ML_LLC].ver;
-      rf->ver[3] = st->dram_ver;
+      refusal_note(m, level, blk, line);
       blocked(m, blk, req, now, ready);
       return MEM_BLOCKED;
     }
@@ -1229,7 +1329,8 @@ static __attribute__((noinline)) int access_miss(mem_sys *m, const mem_req *req,
   pf_train(m, level, req, line, false, false, &pb);
   if (pb.any)
     for (int l = 0; l < ML_NCACHE; l++)
-      if (pb.n[l]) pf_issue(m, l, pb.line[l], pb.n[l], now, req->fid, req->wrong_path);
+      if (pb.n[l] && m->c[l].ls->mshr_used < mshr_limit(&m->c[l], true)) /* (pf_issue's test) */
+        pf_issue(m, l, pb.line[l], pb.n[l], now, req->fid, req->wrong_path);
   return rc;
 }
 
@@ -1269,7 +1370,12 @@ static inline __attribute__((always_inline)) int access_l1(mem_sys *m, const mem
     return refused(m, rf->blk, req, now, ready);
   uint32_t set, pos;
   int w = cache_find_pos(c, line, &set, &pos);
-  if (w < 0) return access_miss(m, req, type, level, line, set, now, ready);
+  if (w < 0) {
+    int j = mshr_find(c, line);
+    if (j < 0 && c->ls->mshr_used >= c->cfg->mshrs)
+      return refuse_full(m, req, level, line, now, ready);
+    return access_miss(m, req, type, level, line, set, j, now, ready);
+  }
   /* An L1 hit: accepted. */
   if (bw) st->l1_bw_used[level]++;
   s->accesses++;
