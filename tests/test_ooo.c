@@ -1251,7 +1251,9 @@ static void mix_filter(void *vctx, uint64_t index, const trace_insn *ti, const d
 
 /* Rename reuses the plan header last made for a static instruction when its accesses and
  * modifications match (OOO_NO_PLAN_CACHE computes each afresh): identical results while the
- * plans of one instruction keep changing (loads, stores, nops, perfect memory, wrong path). */
+ * plans of one instruction keep changing (loads, stores, nops, perfect memory, wrong path).
+ * Likewise rename's lean copies, prebuilt micro-op and ROB words and blocked-rename shortcut
+ * (OOO_NO_LEAN builds everything through the general path). */
 static void test_plan_cache(void **state) {
   (void)state;
   uint64_t seed = tu_seed();
@@ -1268,17 +1270,23 @@ static void test_plan_cache(void **state) {
     for (int f = 0; f < 2; f++) {
       ooo_model *a = ooo_new(&c, t, OOO_SID_STATS, &err);
       ooo_model *b = ooo_new(&c, t, OOO_SID_STATS | OOO_NO_PLAN_CACHE, &err);
-      if (!a || !b) fail_msg("ooo_new: %s", err.msg);
-      mix_filt fa = {{pcs[0], pcs[1], pcs[2]}, 0, 0, 0}, fb = fa;
+      ooo_model *l = ooo_new(&c, t, OOO_SID_STATS | OOO_NO_LEAN, &err);
+      if (!a || !b || !l) fail_msg("ooo_new: %s", err.msg);
+      mix_filt fa = {{pcs[0], pcs[1], pcs[2]}, 0, 0, 0}, fb = fa, fl = fa;
       if (f) {
         ooo_set_filter(a, mix_filter, &fa);
         ooo_set_filter(b, mix_filter, &fb);
+        ooo_set_filter(l, mix_filter, &fl);
       }
       run_to(a, UINT64_MAX);
       run_to(b, UINT64_MAX);
+      run_to(l, UINT64_MAX);
       assert_true(ooo_finished(a));
       assert_same_result(a, b);
+      assert_same_result(a, l);
       assert_memory_equal(ooo_get_sid_stats(a), ooo_get_sid_stats(b),
+                          trace_get_info(t)->n_static * sizeof(ooo_sid_stats));
+      assert_memory_equal(ooo_get_sid_stats(a), ooo_get_sid_stats(l),
                           trace_get_info(t)->n_static * sizeof(ooo_sid_stats));
       const ooo_stats *s = ooo_get_stats(a);
       assert_true(s->loads > 2000 && s->stores > 3000 && s->dispatched[1] > 100);
@@ -1291,6 +1299,7 @@ static void test_plan_cache(void **state) {
       }
       ooo_free(a);
       ooo_free(b);
+      ooo_free(l);
     }
   }
   trace_close(t);

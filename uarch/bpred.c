@@ -1,6 +1,6 @@
 /* bpred.c — predictor configuration, global history with folded registers, the predictor
  * registry, BTB, indirect-target table and JRS confidence estimator. */
-#include "bpred.h"
+#include "bpred_tage.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -142,6 +142,12 @@ void bp_geom_init(bp_geom *g, const bp_config *c) {
     g->toff[i - 1] = (i - 1) << c->tage_bits;
     g->rneg[i - 1] = -(ptrdiff_t)g->hlen[i];
   }
+  for (uint32_t l = n; l < BP_TAGE_MAX; l++) g->rneg[l] = -1;
+  g->same2 = c->tage_tag_bits - 1 == c->tage_bits;
+  g->tage_tab = tage_tab_off(c);
+  g->tage_n = n < BP_TAGE_MAX ? n : BP_TAGE_MAX;
+  g->bim_shift = c->bimodal_bits;
+  g->bim_mask = (1u << c->bimodal_bits) - 1;
 }
 
 void bp_hist_init(bp_hist *h, uint8_t *ring) {
@@ -151,68 +157,25 @@ void bp_hist_init(bp_hist *h, uint8_t *ring) {
 
 /* ---- BTB ------------------------------------------------------------------------------------- */
 
-typedef struct btb_hdr {
-  uint32_t clock;
-  uint32_t sets;
-} btb_hdr;
+typedef bp_btb_hdr btb_hdr;
 
-static uint32_t btb_sets(const bp_config *c) {
+uint32_t bp_btb_sets(const bp_config *c) {
   uint32_t s = 1;
   while (s * 2 * c->btb_ways <= c->btb_entries) s *= 2;
   return s;
 }
 
 size_t bp_btb_bytes(const bp_config *c) {
-  return sizeof(btb_hdr) + 8 + (size_t)btb_sets(c) * c->btb_ways * sizeof(bp_btb_entry);
-}
-
-static inline bp_btb_entry *btb_set(void *st, const bp_config *c, uint64_t pc, uint32_t *tag) {
-  btb_hdr *h = st;
-  if (!h->sets) h->sets = btb_sets(c);
-  uint64_t x = wi_mix64(pc);
-  *tag = (uint32_t)(x >> 32) | 1u;
-  uint32_t set = (uint32_t)x & (h->sets - 1);
-  return (bp_btb_entry *)((char *)st + sizeof(btb_hdr) + 8) + (size_t)set * c->btb_ways;
+  return sizeof(btb_hdr) + 8 + (size_t)bp_btb_sets(c) * c->btb_ways * sizeof(bp_btb_entry);
 }
 
 bool bp_btb_lookup(void *st, const bp_config *c, uint64_t pc, uint64_t *target) {
-  uint32_t tag;
-  bp_btb_entry *e = btb_set(st, c, pc, &tag);
-  btb_hdr *h = st;
-  const uint32_t ways = c->btb_ways;
-#if defined(__SSE2__)
-  /* Four ways per step: their tags gathered into one vector and compared at once (a set holds
-   * a tag at most once: bp_btb_update rewrites the way that has it). */
-  if ((ways & 3) == 0) {
-    const __m128i vt = _mm_set1_epi32((int)tag);
-    for (uint32_t w = 0; w < ways; w += 4) {
-      const __m128i *p = (const __m128i *)&e[w];
-      __m128i a = _mm_loadu_si128(p), b = _mm_loadu_si128(p + 1), x = _mm_loadu_si128(p + 2),
-              d = _mm_loadu_si128(p + 3);
-      __m128i tags = _mm_unpacklo_epi64(_mm_unpacklo_epi32(a, b), _mm_unpacklo_epi32(x, d));
-      int hit = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(tags, vt)));
-      if (hit) {
-        bp_btb_entry *f = &e[w + (uint32_t)__builtin_ctz((unsigned)hit)];
-        f->stamp = ++h->clock;
-        *target = f->target;
-        return true;
-      }
-    }
-    return false;
-  }
-#endif
-  for (uint32_t w = 0; w < ways; w++)
-    if (e[w].tag == tag) {
-      e[w].stamp = ++h->clock;
-      *target = e[w].target;
-      return true;
-    }
-  return false;
+  return bp_btb_lookup_inl(st, c, pc, target);
 }
 
 void bp_btb_update(void *st, const bp_config *c, uint64_t pc, uint64_t target) {
   uint32_t tag;
-  bp_btb_entry *e = btb_set(st, c, pc, &tag);
+  bp_btb_entry *e = bp_btb_set(st, c, pc, &tag);
   btb_hdr *h = st;
   uint32_t victim = 0;
   for (uint32_t w = 0; w < c->btb_ways; w++) {

@@ -51,6 +51,10 @@
 #include <string.h>
 
 #include "params.h"
+#include "util.h"
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #define BP_TAGE_MAX 16 /* tagged tables at most */
 #define BP_RING 4096   /* history ring bits (power of two) */
@@ -136,8 +140,14 @@ typedef struct bp_geom {
   uint32_t toff[BP_TAGE_MAX];       /* TAGE: first entry of the lane's table over all tables
                                        ((table - 1) << tage_bits; 0 for lanes past the last) */
   uint32_t nquad;                   /* TAGE: groups of four tables in use ((tables + 3) / 4) */
+  size_t tage_tab;                  /* TAGE: byte offset of the tagged tables in its state */
+  uint32_t tage_n;                  /* TAGE: tagged tables (tage_tables, at most BP_TAGE_MAX) */
+  uint32_t bim_shift, bim_mask;     /* TAGE base table index: (pc ^ pc >> bim_shift) & bim_mask */
+  uint32_t same2;                   /* TAGE: tage_tag_bits - 1 == tage_bits, so every second tag
+                                       fold equals its table's index fold */
   ptrdiff_t rneg[BP_TAGE_MAX];      /* -olen of the lane's table: where its leaving bit is in the
-                                       ring, from the newest bit */
+                                       ring, from the newest bit (-1 for lanes past the last
+                                       table: a 16-bit read there stays inside the ring) */
 } bp_geom;
 
 void bp_geom_init(bp_geom *g, const bp_config *c);
@@ -153,11 +163,32 @@ static inline bp_v8 bp_v8_load(const uint16_t *p) {
 }
 static inline void bp_v8_store(uint16_t *p, bp_v8 v) { memcpy(p, &v, sizeof v); }
 
-/* (internal to bp_hist_push) The fold update of eight tables from lane l; r[-L] is the bit
- * pushed L pushes before the newest (r[0]). With !upper, lanes l + 4 .. l + 7 are unused (their leaving
- * bits are not read: outm is 0 there). */
-static inline void bp_hist_fold8(const bp_geom *g, bp_hist *h, const uint8_t *r, uint32_t l, bp_v8 vb, bool upper) {
+/* (internal to bp_hist_push) The leaving bits of lanes l .. l + 3 (l .. l + 7 with upper), 0 or
+ * 1 per lane; r[-L] is the bit pushed L pushes before the newest (r[0]). With SSE2 each lane is
+ * one 16-bit insert straight from the ring (the byte above, the next newer bit, is masked off;
+ * unused lanes read r[-1]: rneg, so the byte above stays inside the ring). */
+static inline bp_v8 bp_hist_leave8(const bp_geom *g, const uint8_t *r, uint32_t l, bool upper) {
   const ptrdiff_t *o = &g->rneg[l];
+#if defined(__SSE2__)
+  uint16_t x[8];
+  memcpy(&x[0], r + o[0], 2);
+  memcpy(&x[1], r + o[1], 2);
+  memcpy(&x[2], r + o[2], 2);
+  memcpy(&x[3], r + o[3], 2);
+  bp_v8 out = {x[0], x[1], x[2], x[3], 0, 0, 0, 0};
+  if (upper) {
+    memcpy(&x[4], r + o[4], 2);
+    memcpy(&x[5], r + o[5], 2);
+    memcpy(&x[6], r + o[6], 2);
+    memcpy(&x[7], r + o[7], 2);
+    out[4] = x[4];
+    out[5] = x[5];
+    out[6] = x[6];
+    out[7] = x[7];
+  }
+  const bp_v8 one = {1, 1, 1, 1, 1, 1, 1, 1};
+  return out & one;
+#else
   bp_v8 out = {r[o[0]], r[o[1]], r[o[2]], r[o[3]], 0, 0, 0, 0};
   if (upper) {
     out[4] = r[o[4]];
@@ -165,19 +196,36 @@ static inline void bp_hist_fold8(const bp_geom *g, bp_hist *h, const uint8_t *r,
     out[6] = r[o[6]];
     out[7] = r[o[7]];
   }
-  out = -out; /* all ones where the leaving bit is set */
-  bp_v8 f0 = bp_v8_load(&h->fold[BP_FOLD_IDX + l]), f1 = bp_v8_load(&h->fold[BP_FOLD_TAG0 + l]),
-        f2 = bp_v8_load(&h->fold[BP_FOLD_TAG1 + l]);
-  f0 = ((f0 << 1) | vb) ^ (bp_v8_load(&g->outm16[BP_FOLD_IDX + l]) & out) ^ (f0 >> g->fsh[0]);
-  f1 = ((f1 << 1) | vb) ^ (bp_v8_load(&g->outm16[BP_FOLD_TAG0 + l]) & out) ^ (f1 >> g->fsh[1]);
-  f2 = ((f2 << 1) | vb) ^ (bp_v8_load(&g->outm16[BP_FOLD_TAG1 + l]) & out) ^ (f2 >> g->fsh[2]);
-  bp_v8_store(&h->fold[BP_FOLD_IDX + l], f0 & bp_v8_load(&g->cmask16[BP_FOLD_IDX + l]));
-  bp_v8_store(&h->fold[BP_FOLD_TAG0 + l], f1 & bp_v8_load(&g->cmask16[BP_FOLD_TAG0 + l]));
-  bp_v8_store(&h->fold[BP_FOLD_TAG1 + l], f2 & bp_v8_load(&g->cmask16[BP_FOLD_TAG1 + l]));
+  return out;
+#endif
 }
 
-/* Push one outcome bit for the branch at pc (inline: fetch pushes one for every branch). */
-static inline void bp_hist_push(const bp_geom *g, bp_hist *h, uint8_t *ring, uint64_t pc, bool taken) {
+/* (internal to bp_hist_push) The fold update of eight tables from lane l. With !upper, lanes
+ * l + 4 .. l + 7 are unused (their leaving bits are not read: outm is 0 there). With same2 the
+ * second tag folds have the index folds' geometry (tage_tag_bits - 1 == tage_bits: same length
+ * and width, so the same value at every push): they take the index folds' result. */
+static inline void bp_hist_fold8(const bp_geom *g, bp_hist *h, const uint8_t *r, uint32_t l, bp_v8 vb, bool upper,
+                                 bool same2) {
+  bp_v8 out = -bp_hist_leave8(g, r, l, upper); /* all ones where the leaving bit is set */
+  bp_v8 f0 = bp_v8_load(&h->fold[BP_FOLD_IDX + l]), f1 = bp_v8_load(&h->fold[BP_FOLD_TAG0 + l]);
+  f0 = ((f0 << 1) | vb) ^ (bp_v8_load(&g->outm16[BP_FOLD_IDX + l]) & out) ^ (f0 >> g->fsh[0]);
+  f1 = ((f1 << 1) | vb) ^ (bp_v8_load(&g->outm16[BP_FOLD_TAG0 + l]) & out) ^ (f1 >> g->fsh[1]);
+  f0 &= bp_v8_load(&g->cmask16[BP_FOLD_IDX + l]);
+  bp_v8_store(&h->fold[BP_FOLD_IDX + l], f0);
+  bp_v8_store(&h->fold[BP_FOLD_TAG0 + l], f1 & bp_v8_load(&g->cmask16[BP_FOLD_TAG0 + l]));
+  if (same2) {
+    bp_v8_store(&h->fold[BP_FOLD_TAG1 + l], f0);
+  } else {
+    bp_v8 f2 = bp_v8_load(&h->fold[BP_FOLD_TAG1 + l]);
+    f2 = ((f2 << 1) | vb) ^ (bp_v8_load(&g->outm16[BP_FOLD_TAG1 + l]) & out) ^ (f2 >> g->fsh[2]);
+    bp_v8_store(&h->fold[BP_FOLD_TAG1 + l], f2 & bp_v8_load(&g->cmask16[BP_FOLD_TAG1 + l]));
+  }
+}
+
+/* Push one outcome bit for the branch at pc (always inline: fetch pushes one for every branch, and
+ * GCC leaves it out of line in the big fetch loops otherwise). */
+static inline __attribute__((always_inline)) void bp_hist_push(const bp_geom *g, bp_hist *h, uint8_t *ring,
+                                                                uint64_t pc, bool taken) {
   uint32_t p = (h->ptr + 1) & (BP_RING - 1);
   uint8_t b = taken ? 1 : 0;
   ring[p] = ring[p + BP_RING] = b;
@@ -194,8 +242,13 @@ static inline void bp_hist_push(const bp_geom *g, bp_hist *h, uint8_t *ring, uin
   const uint8_t *r = ring + p + BP_RING; /* olen <= BP_MAX_HIST < BP_RING */
   const bp_v8 vb = {b, b, b, b, b, b, b, b};
   const uint32_t nq = g->nquad;
-  bp_hist_fold8(g, h, r, 0, vb, nq > 1);
-  if (nq > 2) bp_hist_fold8(g, h, r, 8, vb, nq > 3);
+  if (g->same2) {
+    bp_hist_fold8(g, h, r, 0, vb, nq > 1, true);
+    if (nq > 2) bp_hist_fold8(g, h, r, 8, vb, nq > 3, true);
+  } else {
+    bp_hist_fold8(g, h, r, 0, vb, nq > 1, false);
+    if (nq > 2) bp_hist_fold8(g, h, r, 8, vb, nq > 3, false);
+  }
 }
 
 /* ---- direction predictors (table of functions) ------------------------------------------- */
@@ -234,6 +287,61 @@ typedef struct bp_btb_entry {
 size_t bp_btb_bytes(const bp_config *c);
 /* Look up pc; returns true and *target on a hit (and refreshes LRU). */
 bool bp_btb_lookup(void *st, const bp_config *c, uint64_t pc, uint64_t *target);
+
+/* (BTB internals, inline for the fetch loop: bp_btb_lookup_inl is bp_btb_lookup.) State layout:
+ * this header, 8 bytes, then sets x btb_ways entries. */
+typedef struct bp_btb_hdr {
+  uint32_t clock;   /* LRU clock */
+  uint32_t sets;    /* 0 until the first access (then bp_btb_sets) */
+} bp_btb_hdr;
+uint32_t bp_btb_sets(const bp_config *c);
+
+static inline bp_btb_entry *bp_btb_set(void *st, const bp_config *c, uint64_t pc, uint32_t *tag) {
+  bp_btb_hdr *h = st;
+  if (__builtin_expect(!h->sets, 0)) h->sets = bp_btb_sets(c);
+  uint64_t x = wi_mix64(pc);
+  *tag = (uint32_t)(x >> 32) | 1u;
+  uint32_t set = (uint32_t)x & (h->sets - 1);
+  return (bp_btb_entry *)((char *)st + sizeof(bp_btb_hdr) + 8) + (size_t)set * c->btb_ways;
+}
+
+static inline bool bp_btb_lookup_inl(void *st, const bp_config *c, uint64_t pc, uint64_t *target) {
+  uint32_t tag;
+  bp_btb_entry *e = bp_btb_set(st, c, pc, &tag);
+  bp_btb_hdr *h = st;
+  const uint32_t ways = c->btb_ways;
+#if defined(__SSE2__)
+  /* Four ways per step: their tags gathered into one vector and compared at once. A set holds
+   * a tag at most once (bp_btb_update rewrites the way that has it), so the order of the search
+   * does not change its result: from the last ways, which bp_btb_update fills first (the last
+   * empty way is its victim), so a hit in a set not yet full takes one step. */
+  if ((ways & 3) == 0) {
+    const __m128i vt = _mm_set1_epi32((int)tag);
+    for (uint32_t w = ways; w;) {
+      w -= 4;
+      const __m128i *p = (const __m128i *)&e[w];
+      __m128i a = _mm_loadu_si128(p), b = _mm_loadu_si128(p + 1), x = _mm_loadu_si128(p + 2),
+              d = _mm_loadu_si128(p + 3);
+      __m128i tags = _mm_unpacklo_epi64(_mm_unpacklo_epi32(a, b), _mm_unpacklo_epi32(x, d));
+      int hit = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(tags, vt)));
+      if (hit) {
+        bp_btb_entry *f = &e[w + (uint32_t)__builtin_ctz((unsigned)hit)];
+        f->stamp = ++h->clock;
+        *target = f->target;
+        return true;
+      }
+    }
+    return false;
+  }
+#endif
+  for (uint32_t w = ways; w--;) /* (from the last ways, as above) */
+    if (e[w].tag == tag) {
+      e[w].stamp = ++h->clock;
+      *target = e[w].target;
+      return true;
+    }
+  return false;
+}
 /* Insert or update pc -> target. */
 void bp_btb_update(void *st, const bp_config *c, uint64_t pc, uint64_t target);
 

@@ -1,165 +1,26 @@
 /* bpred_tage.c — TAGE conditional-branch direction predictor (design in bpred.h). */
-#include "bpred.h"
+#include "bpred_tage.h"
 
 #include <string.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
 
-typedef struct tage_entry {
-  int8_t ctr;    /* 3-bit signed counter: -4..3, >= 0 predicts taken */
-  uint8_t u;     /* 2-bit useful counter */
-  uint16_t tag;
-} tage_entry;
-
-typedef struct tage_hdr {
-  uint64_t tick;       /* updates so far (useful-counter decay clock) */
-  uint32_t alloc;      /* deterministic allocation counter */
-  int32_t use_alt;     /* USE_ALT_ON_NA: -8..7, >= 0 means use the alternate for new entries */
-} tage_hdr;
-
-/* Layout: hdr | base (2^bimodal_bits bytes) | tables (tage_tables x 2^tage_bits entries). */
-static size_t base_off(void) { return sizeof(tage_hdr); }
-static size_t tab_off(const bp_config *c) {
-  size_t o = base_off() + ((size_t)1 << c->bimodal_bits);
-  return (o + 7) & ~(size_t)7;
-}
-
 static size_t tage_bytes(const bp_config *c) {
-  return tab_off(c) + (size_t)c->tage_tables * ((size_t)1 << c->tage_bits) * sizeof(tage_entry);
+  return tage_tab_off(c) + (size_t)c->tage_tables * ((size_t)1 << c->tage_bits) * sizeof(tage_entry);
 }
 
 static void tage_init(void *st, const bp_config *c) {
   memset(st, 0, tage_bytes(c));
-  uint8_t *base = (uint8_t *)st + base_off();
+  uint8_t *base = (uint8_t *)st + tage_base_off();
   memset(base, 2, (size_t)1 << c->bimodal_bits); /* weakly taken */
 }
 
 static inline tage_entry *tab(void *st, const bp_config *c, uint32_t i) {
-  return (tage_entry *)((char *)st + tab_off(c)) + (size_t)(i - 1) * ((size_t)1 << c->tage_bits);
+  return (tage_entry *)((char *)st + tage_tab_off(c)) + (size_t)(i - 1) * ((size_t)1 << c->tage_bits);
 }
 static inline const tage_entry *ctab(const void *st, const bp_config *c, uint32_t i) {
-  return (const tage_entry *)((const char *)st + tab_off(c)) + (size_t)(i - 1) * ((size_t)1 << c->tage_bits);
-}
-
-static inline uint32_t base_index(const bp_config *c, uint64_t pc) {
-  return (uint32_t)(pc ^ (pc >> c->bimodal_bits)) & ((1u << c->bimodal_bits) - 1);
-}
-
-
-/* The highest set bit of a table mask (bit i: table i), 0 if none (bit 0 is never set). */
-static inline int tage_top(uint32_t hit) { return 31 - __builtin_clz(hit | 1u); }
-
-/* Eight 16-bit lanes, lane l = table 8v + l + 1 (indices and tags are at most 16 bits wide). */
-typedef uint16_t tage_v8 __attribute__((vector_size(16)));
-
-static inline tage_v8 v8_ld(const uint16_t *p) {
-  tage_v8 v;
-  memcpy(&v, p, sizeof v);
-  return v;
-}
-static inline tage_v8 v8_dup(uint32_t x) {
-  uint16_t y = (uint16_t)x;
-  return (tage_v8){y, y, y, y, y, y, y, y};
-}
-
-/* Bit i set: table i holds tag[i] at idx[i] (1 <= i <= n). Branch-free: a data-dependent branch
- * per table mispredicts often on the host and, waiting for its table load, keeps the loads from
- * overlapping. idx and tag have 8 * nvec lanes from [1]. */
-#if defined(__SSE2__)
-/* Entry numbers over all tables of four lanes (from 16-bit indices widened to 32 bits), the
- * tags there gathered into the four lanes from q of tv. Lanes past the last table read table 1
- * (lane offset 0, index below its size) and are masked by the caller. */
-#define TAGE_GATHER4(tv, q, wide, toff)                                                          \
-  do {                                                                                           \
-    uint32_t e_[4];                                                                              \
-    _mm_storeu_si128((__m128i *)e_, _mm_add_epi32((wide), _mm_loadu_si128((const __m128i *)(toff)))); \
-    tv = _mm_insert_epi16(tv, tables[e_[0]].tag, (q));                                           \
-    tv = _mm_insert_epi16(tv, tables[e_[1]].tag, (q) + 1);                                       \
-    tv = _mm_insert_epi16(tv, tables[e_[2]].tag, (q) + 2);                                       \
-    tv = _mm_insert_epi16(tv, tables[e_[3]].tag, (q) + 3);                                       \
-  } while (0)
-
-static inline uint32_t tage_hits(const tage_entry *tables, const bp_geom *g, uint32_t n,
-                                 const uint16_t *idx, const uint16_t *tag) {
-  const __m128i z = _mm_setzero_si128();
-  const uint32_t nq = g->nquad; /* unused groups of four are not read (their lanes stay 0) */
-  __m128i i0 = _mm_loadu_si128((const __m128i *)&idx[1]);
-  __m128i t0 = z, t1 = z, e0, e1 = z;
-  TAGE_GATHER4(t0, 0, _mm_unpacklo_epi16(i0, z), &g->toff[0]);
-  if (nq > 1) TAGE_GATHER4(t0, 4, _mm_unpackhi_epi16(i0, z), &g->toff[4]);
-  e0 = _mm_cmpeq_epi16(t0, _mm_loadu_si128((const __m128i *)&tag[1]));
-  if (nq > 2) {
-    __m128i i1 = _mm_loadu_si128((const __m128i *)&idx[9]);
-    TAGE_GATHER4(t1, 0, _mm_unpacklo_epi16(i1, z), &g->toff[8]);
-    if (nq > 3) TAGE_GATHER4(t1, 4, _mm_unpackhi_epi16(i1, z), &g->toff[12]);
-    e1 = _mm_cmpeq_epi16(t1, _mm_loadu_si128((const __m128i *)&tag[9]));
-  }
-  uint32_t eq = (uint32_t)_mm_movemask_epi8(_mm_packs_epi16(e0, e1)); /* bit l: lane l */
-  return (eq << 1) & ((2u << n) - 2);
-}
-#else
-static inline uint32_t tage_hits(const tage_entry *tables, const bp_geom *g, uint32_t n,
-                                 const uint16_t *idx, const uint16_t *tag) {
-  uint32_t hit = 0;
-  for (uint32_t i = 1; i <= n; i++) hit |= (uint32_t)(tables[g->toff[i - 1] + idx[i]].tag == tag[i]) << i;
-  return hit;
-}
-#endif
-
-static bool tage_predict(const void *st, const bp_geom *g, const bp_hist *h, uint64_t pc, bp_meta *m) {
-  const bp_config *c = g->cfg;
-  const tage_hdr *hd = st;
-  /* (bp_config_check keeps tage_tables <= BP_TAGE_MAX; the clamp tells the compiler) */
-  const uint32_t n = c->tage_tables < BP_TAGE_MAX ? c->tage_tables : BP_TAGE_MAX;
-  const uint32_t nvec = g->nvec > 1 ? 2 : 1;
-  const tage_entry *tables = ctab(st, c, 1);
-  m->idx[0] = (uint16_t)base_index(c, pc);
-  const uint32_t pcl = (uint32_t)pc ^ (uint32_t)(pc >> 32);
-  const uint32_t tpc = pcl ^ (pcl >> 11), ph = h->phist;
-  /* Indices and tags of every table, eight tables at a time, in 16-bit lanes (every term is
-   * masked to at most 16 bits, so 16-bit arithmetic gives the same low bits):
-   *   idx = pc ^ (pc >> ishift) ^ index fold ^ (path bits << (table mod 4))
-   * (the path term is a cheap stand-in for the F function of the reference code: the table's
-   * newest path bits, shifted by the table number so tables differ),
-   *   tag = pc' ^ tag fold ^ (second tag fold << 1).
-   * The low 16 bits of pc >> s (1 <= s <= 15) are (lo >> s) | (hi << (16 - s)): the high half
-   * of lo * 2^(16-s) and the low half of hi * 2^(16-s), one multiply each for all lanes. */
-  const tage_v8 lo = v8_dup(pcl), hi = v8_dup(pcl >> 16), vph = v8_dup(ph);
-  const tage_v8 vtpc = v8_dup(tpc), vm = v8_ld(g->imask16), vtm = v8_ld(g->tmask16);
-  for (uint32_t v = 0; v < nvec; v++) {
-    const uint32_t l = 8 * v;
-    const tage_v8 pm = v8_ld(&g->pcm16[l]);
-#if defined(__SSE2__)
-    const tage_v8 lo_s = (tage_v8)_mm_mulhi_epu16((__m128i)lo, (__m128i)pm);
-#else
-    tage_v8 lo_s;
-    for (int k = 0; k < 8; k++) lo_s[k] = (uint16_t)(((uint32_t)lo[k] * pm[k]) >> 16);
-#endif
-    const tage_v8 pch = lo ^ lo_s ^ (hi * pm);
-    const tage_v8 path = (vph & v8_ld(&g->pmask16[l])) * v8_ld(&g->pmul16[l]);
-    const tage_v8 vi = (pch ^ v8_ld(&h->fold[BP_FOLD_IDX + l]) ^ path) & vm;
-    const tage_v8 vt = (vtpc ^ v8_ld(&h->fold[BP_FOLD_TAG0 + l]) ^ (v8_ld(&h->fold[BP_FOLD_TAG1 + l]) << 1)) & vtm;
-    memcpy(&m->idx[1 + l], &vi, sizeof vi);
-    memcpy(&m->tag[1 + l], &vt, sizeof vt);
-  }
-  uint32_t hit = tage_hits(tables, g, n, m->idx, m->tag);
-  int prov = tage_top(hit);
-  int alt = tage_top(hit & ~(1u << prov));
-  const uint8_t *base = (const uint8_t *)st + base_off();
-  bool base_pred = base[m->idx[0]] >= 2;
-  bool pred;
-  if (!prov) {
-    pred = base_pred;
-  } else {
-    const tage_entry *pe = &tables[g->toff[prov - 1] + m->idx[prov]];
-    bool ppred = pe->ctr >= 0;
-    bool apred = alt ? tables[g->toff[alt - 1] + m->idx[alt]].ctr >= 0 : base_pred;
-    bool weak = (pe->ctr == 0 || pe->ctr == -1) && pe->u == 0;
-    pred = (weak && hd->use_alt >= 0) ? apred : ppred;
-  }
-  m->pred = pred;
-  return pred;
+  return (const tage_entry *)((const char *)st + tage_tab_off(c)) + (size_t)(i - 1) * ((size_t)1 << c->tage_bits);
 }
 
 static inline void ctr_update(int8_t *ctr, bool taken, int lo, int hi) {
@@ -181,7 +42,7 @@ static void tage_update(void *st, const bp_geom *g, uint64_t pc, bool taken, con
   uint32_t hit = tage_hits(tables, g, n, m->idx, m->tag);
   int prov = tage_top(hit);
   int alt = tage_top(hit & ~(1u << prov));
-  uint8_t *base = (uint8_t *)st + base_off();
+  uint8_t *base = (uint8_t *)st + tage_base_off();
   uint8_t *bctr = &base[m->idx[0]];
   bool base_pred = *bctr >= 2;
   tage_entry *pe = prov ? &tab(st, c, (uint32_t)prov)[m->idx[prov]] : NULL;
@@ -250,6 +111,10 @@ static void tage_update(void *st, const bp_geom *g, uint64_t pc, bool taken, con
       for (size_t k = 0; k < per; k++) t[k].u &= keep;
     }
   }
+}
+
+static bool tage_predict(const void *st, const bp_geom *g, const bp_hist *h, uint64_t pc, bp_meta *m) {
+  return bp_tage_predict(st, g, h, pc, m);
 }
 
 const bp_ops bp_tage_ops = {"tage", tage_bytes, tage_init, tage_predict, tage_update};

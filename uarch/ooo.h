@@ -258,7 +258,10 @@ typedef struct ooo_model ooo_model;
  * reusing the last one made for its static instruction (same results, slower; for tests). */
 /* OOO_NO_SQ_BOUND: the store-queue search of every load starts at the tail instead of the
  * store filter's bound (same results; for tests). */
-enum { OOO_SID_STATS = 1 << 0, OOO_NO_PLAN_CACHE = 1 << 1, OOO_NO_SQ_BOUND = 1 << 2 };
+/* OOO_NO_LEAN: rename builds every instruction through its general path (no lean copies for
+ * instructions of one computation micro-op, no prebuilt micro-op and ROB words, no shortcut for
+ * a rename blocked in the last cycle) (same results, slower; for tests). */
+enum { OOO_SID_STATS = 1 << 0, OOO_NO_PLAN_CACHE = 1 << 1, OOO_NO_SQ_BOUND = 1 << 2, OOO_NO_LEAN = 1 << 3 };
 
 /* Create a model over trace t (which must outlive it) with configuration cfg (copied).
  * Checks the configuration. Returns NULL and fills err on failure. Free with ooo_free. */

@@ -84,6 +84,7 @@ static void wake(ooo_model *restrict m, uint32_t prod, uint64_t now) {
   ooo_state *st = m->st;
   ooo_uop *p = &m->uops[prod];
   uint32_t n = p->dep_head;
+  if (n == OOO_NIL) return; /* no consumers (a third of the micro-ops): not even the flow */
   p->dep_head = OOO_NIL;
   uint64_t pfid = m->rob[p->rob].fid;
   while (n != OOO_NIL) {
@@ -117,9 +118,15 @@ static void sfilt_add(ooo_model *restrict m, uint64_t addr, uint32_t size, int d
  * the last position written is such a bound: a squash only removes younger positions, and a
  * stale entry is merely a loose bound. It lets find_dep_store start its scan at the youngest
  * candidate instead of the SQ tail (stack slots are rewritten by every call frame: the scan
- * from the tail passed all the stores of the deeper frames). */
-static void sflast_set(ooo_model *restrict m, uint64_t addr, uint32_t size, uint64_t pos) {
-  for (uint64_t g = addr >> 3; g <= (addr + size - 1) >> 3; g++) m->sflast[sf_hash(g) & (OOO_SFLAST - 1)] = pos;
+ * from the tail passed all the stores of the deeper frames).
+ * A store at SQ position pos enters the filter: its granules' counts and scan bounds, in one
+ * pass. */
+static void sfilt_enter(ooo_model *restrict m, uint64_t addr, uint32_t size, uint64_t pos) {
+  for (uint64_t g = addr >> 3; g <= (addr + size - 1) >> 3; g++) {
+    uint32_t h = sf_hash(g);
+    m->sfilt[h] = (uint16_t)(m->sfilt[h] + 1);
+    m->sflast[h & (OOO_SFLAST - 1)] = pos;
+  }
 }
 
 static void store_filter_release(ooo_model *restrict m, ooo_sq *s) {
@@ -300,7 +307,9 @@ static void squash_from(ooo_model *restrict m, uint64_t from, uint64_t now, uint
 
 /* ---- branch resolution and machine clears ------------------------------------------------------------ */
 
-static void resolve_branch(ooo_model *restrict m, uint32_t robidx, uint64_t now) {
+/* The branch at ROB index robidx resolved (its last micro-op completed): a low-confidence one
+ * releases the fetch gate; a mispredicted one squashes what follows it and redirects fetch. */
+static __attribute__((noinline)) void resolve_branch_slow(ooo_model *restrict m, uint32_t robidx, uint64_t now) {
   ooo_state *st = m->st;
   ooo_rob *r = &m->rob[robidx];
   if (r->flags & RF_GATE) { /* a low-confidence branch resolved */
@@ -318,6 +327,11 @@ static void resolve_branch(ooo_model *restrict m, uint32_t robidx, uint64_t now)
   squash_from(m, pos + 1, now, r->fid, 0, bpos + 1);
   oo_restore_branch(m, r->bck, true);
   oo_redirect(m, now, r->fid, r->win + 1, m->cfg.fe.mispredict_penalty, 0);
+}
+
+/* A branch resolved: the rest only for a low-confidence or mispredicted one. */
+static inline void resolve_branch(ooo_model *restrict m, uint32_t robidx, uint64_t now) {
+  if (m->rob[robidx].flags & (RF_GATE | RF_MISPRED)) resolve_branch_slow(m, robidx, now);
 }
 
 static void machine_clear(ooo_model *restrict m, uint32_t load_slot, uint64_t now) {
@@ -481,6 +495,18 @@ void oo_store_done(ooo_model *restrict m, uint32_t tag, uint64_t cycle) {
 
 /* ---- issue ------------------------------------------------------------------------------------------ */
 
+/* The issue observer event of micro-op u on port p (out of line: its event record would take
+ * stack and registers from every issue). */
+static __attribute__((noinline)) void emit_issue(ooo_model *restrict m, const ooo_uop *u, const ooo_rob *r, uint32_t p,
+                                                 uint64_t now) {
+  ooo_ev e = oo_ev_make(now, r->fid, r->pc, r->sid, OOO_RID_PORT + p, (r->flags & RF_WRONG) != 0);
+  e.rid2 = OOO_RID_SCHED + u->pool * OOO_RID_POOL_STRIDE + u->sched_id;
+  e.uop = u->idx;
+  e.uop_kind = u->kind;
+  e.extra = u->lat;
+  m->obs->issue(m->obs_ctx, &e);
+}
+
 static inline __attribute__((always_inline)) void issue_common(ooo_model *restrict m, uint32_t slot, uint32_t p,
                                                              uint64_t now) {
   ooo_state *st = m->st;
@@ -503,14 +529,7 @@ static inline __attribute__((always_inline)) void issue_common(ooo_model *restri
   r->flags |= RF_EXECUTED;
   st->port_last_cycle[p] = now;
   st->port_last_fid[p] = r->fid;
-  if (m->obs && m->obs->issue) {
-    ooo_ev e = oo_ev_make(now, r->fid, r->pc, r->sid, OOO_RID_PORT + p, (r->flags & RF_WRONG) != 0);
-    e.rid2 = OOO_RID_SCHED + u->pool * OOO_RID_POOL_STRIDE + u->sched_id;
-    e.uop = u->idx;
-    e.uop_kind = u->kind;
-    e.extra = u->lat;
-    m->obs->issue(m->obs_ctx, &e);
-  }
+  if (m->obs && m->obs->issue) emit_issue(m, u, r, p, now);
 }
 
 /* 1 issued, 0 not now (stays ready), -1 left the ready set (waits for something). */
@@ -628,6 +647,17 @@ static int try_issue(ooo_model *restrict m, uint32_t slot, uint32_t p, uint64_t 
   }
 }
 
+/* Micro-op `slot` (bit of word wi) found its unit on port p busy: mark it in ub and keep the
+ * earliest free cycle of the marked units (out of line: rare, and in line the compiler prepares
+ * its addresses for every try). */
+static __attribute__((noinline, cold)) void unit_blocked(ooo_model *restrict m, uint32_t p, uint64_t *ub, uint32_t wi,
+                                                         uint32_t slot) {
+  ooo_state *st = m->st;
+  uint64_t uf = *unit_free_at(m, &m->uops[slot], p);
+  ub[wi] |= 1ULL << (slot & 63);
+  if (uf < st->ublk_until[p]) st->ublk_until[p] = uf;
+}
+
 /* Oldest-ready-first issue on port p (words of the ready bitmap in age order, see oo_issue);
  * filt: skip the micro-ops marked in ub. Marks the ones that find their unit busy. */
 static inline void issue_port(ooo_model *restrict m, uint32_t p, uint64_t now, const uint64_t *bm, uint64_t *ub,
@@ -648,11 +678,7 @@ static inline void issue_port(ooo_model *restrict m, uint32_t p, uint64_t now, c
         bits &= bits - 1;
         int r = try_issue(m, slot, p, now);
         if (r == 1) goto out;
-        if (r == 2) {
-          uint64_t uf = *unit_free_at(m, &m->uops[slot], p);
-          ub[wi] |= 1ULL << (slot & 63);
-          if (uf < st->ublk_until[p]) st->ublk_until[p] = uf;
-        }
+        if (r == 2) unit_blocked(m, p, ub, wi, slot);
       }
     }
   }
@@ -696,7 +722,7 @@ void oo_issue(ooo_model *restrict m, uint64_t now) {
 
 /* ---- completion -------------------------------------------------------------------------------------- */
 
-static void store_address_known(ooo_model *restrict m, ooo_sq *s, uint64_t now) {
+static __attribute__((noinline)) void store_address_known(ooo_model *restrict m, ooo_sq *s, uint64_t now) {
   ooo_state *st = m->st;
   s->sta_cycle = now;
   if (s->viol_seq) {
@@ -838,6 +864,15 @@ static void plan_counts(const ooo_model *m, ooo_phdr *h, uint32_t nsrc) {
       {(int32_t)n_st, (int32_t)h->n_int, (int32_t)h->n_vec, 0}};
   memcpy(h->needv, v, sizeof v);
   h->rf = (uint16_t)((h->t->br ? RF_BRANCH : 0) | ((h->t->flags & TF_SERIAL) && !h->nop ? RF_SERIAL : 0));
+  /* the ROB entry's flags .. last_uop as dispatch stores them (the fetch-queue flags are or-ed
+   * in): flags, n_uops .. n_vec, br, miss 0, last_uop OOO_NIL */
+  _Static_assert(offsetof(ooo_rob, n_uops) == offsetof(ooo_rob, flags) + 2 &&
+                     offsetof(ooo_rob, br) == offsetof(ooo_rob, flags) + 10 &&
+                     offsetof(ooo_rob, miss) == offsetof(ooo_rob, flags) + 11 &&
+                     offsetof(ooo_rob, last_uop) == offsetof(ooo_rob, flags) + 12,
+                 "ooo_rob: flags .. last_uop are stored as two words");
+  h->rob_img[0] = (uint64_t)h->rf | h->rob_counts << 16;
+  h->rob_img[1] = h->rob_counts >> 48 | (uint64_t)h->t->br << 16 | (uint64_t)OOO_NIL << 32;
 }
 
 /* The parts of a plan header the template decides alone: micro-ops, registers, rename needs. */
@@ -851,19 +886,48 @@ static inline void plan_from_tmpl(ooo_phdr *h, const ooo_tmpl *t) {
   h->n_undo = t->n_dst;
 }
 
+/* ooo_ximg words are the ooo_uop.small[] bytes in this order (little-endian host). */
+_Static_assert(offsetof(ooo_uop, kind) == offsetof(ooo_uop, small) && offsetof(ooo_uop, port) == offsetof(ooo_uop, small) + 1 &&
+                   offsetof(ooo_uop, state) == offsetof(ooo_uop, small) + 2 &&
+                   offsetof(ooo_uop, pending) == offsetof(ooo_uop, small) + 3 &&
+                   offsetof(ooo_uop, cls) == offsetof(ooo_uop, small) + 4 &&
+                   offsetof(ooo_uop, pool) == offsetof(ooo_uop, small) + 5 &&
+                   offsetof(ooo_uop, idx) == offsetof(ooo_uop, small) + 6 &&
+                   offsetof(ooo_uop, last) == offsetof(ooo_uop, small) + 10 &&
+                   offsetof(ooo_uop, br) == offsetof(ooo_uop, small) + 14 &&
+                   offsetof(ooo_uop, occ) == offsetof(ooo_uop, lat) + 2,
+               "ooo_uop small fields as ooo_ximg builds them");
+
 void oo_plan_static(const ooo_model *m, ooo_tmpl *t) {
   ooo_phdr *h = &t->sp;
   memset(h, 0, sizeof *h);
   h->t = t;
   plan_from_tmpl(h, t);
   plan_counts(m, h, t->n_src);
+  h->simple = h->n_exec == 1 && !h->n_ld && !h->n_st && !h->nop && !h->rep && !h->pmem;
   t->dp_key = 0;
+  /* the computation micro-ops as new_uop would build them (port, idx offset, rep start-up and
+   * the first one's pending count are added at dispatch) */
+  memset(t->ximg, 0, sizeof t->ximg);
+  for (uint32_t k = 0; k < t->n_exec && k < OOO_MAX_CLASS_UOPS; k++) {
+    const ooo_uop_spec *sp = &t->exec[k];
+    ooo_ximg *x = &t->ximg[k];
+    uint32_t lat = sp->latency > 65535 ? 65535 : sp->latency, occ = sp->occupancy > 65535 ? 65535 : sp->occupancy;
+    x->latocc = lat | occ << 16;
+    x->ports = sp->ports;
+    x->small0 = (uint64_t)OOO_UOP_EXEC | (uint64_t)US_WAIT << 16 | (uint64_t)t->cls << 32 |
+                (uint64_t)m->pool_of[OOO_UOP_EXEC] << 40 | (uint64_t)k << 48;
+    /* the last one is the result (last) and resolves a branch (br) */
+    x->small1 = k + 1 == t->n_exec ? (uint64_t)1 << 16 | (uint64_t)(t->br != 0) << 48 : 0;
+  }
 }
 
-/* The plan of fetch-queue head q: its accesses, and the header for their counts (from the
- * template's cached header when the counts and modifications are those of the last plan made
- * for it, as they mostly are: an instruction usually makes the same accesses every time). */
-static void make_plan(ooo_model *restrict m, const ooo_fq *q, const ooo_tmpl *t, plan *p) {
+/* The plan of fetch-queue head q: its accesses into p, and the header for their counts, which
+ * it returns: the template's cached header when the counts and modifications are those of the
+ * last plan made for it, as they mostly are (an instruction usually makes the same accesses
+ * every time; only make_plan for the fetch-queue head rewrites that cache, so it stays valid
+ * while the head waits), else p->h. */
+static const ooo_phdr *make_plan(ooo_model *restrict m, const ooo_fq *q, const ooo_tmpl *t, plan *p) {
   ooo_phdr *h = &p->h;
   uint32_t n_ld = 0;
   h->n_st = 0;
@@ -901,14 +965,12 @@ static void make_plan(ooo_model *restrict m, const ooo_fq *q, const ooo_tmpl *t,
   uint32_t key =
       1u << 31 | n_ld | h->n_st << 8 | (uint32_t)nop << 16 | (uint32_t)pmem << 17 | (uint32_t)rep << 18;
   ooo_tmpl *mt = (ooo_tmpl *)t; /* the cache is the only part make_plan writes */
-  if (mt->dp_key == key) {
-    *h = mt->dp;
-    return;
-  }
+  if (mt->dp_key == key) return &mt->dp;
   h->t = t;
   h->nop = nop;
   h->pmem = pmem;
   h->rep = rep;
+  h->simple = false; /* (only static plans take the lean path) */
   uint32_t nsrc;
   if (nop) {
     h->n_exec = nsrc = 0;
@@ -924,6 +986,7 @@ static void make_plan(ooo_model *restrict m, const ooo_fq *q, const ooo_tmpl *t,
     mt->dp = *h;
     mt->dp_key = key;
   }
+  return h;
 }
 
 /* The flow of the oldest micro-op holding an entry of scheduler pool `pool` (waiting to issue),
@@ -982,6 +1045,7 @@ static int check_resources_slow(ooo_model *restrict m, const ooo_phdr *p, uint32
 typedef struct oo_free {
   oo_v4 v0, v1, v2;
   bool ok;
+  bool blocked;     /* rename was blocked on a resource in its last cycle (see check_resources) */
 } oo_free;
 
 /* Lane vectors of a plan's needs, read in place (needv is only 4-byte aligned). */
@@ -1005,7 +1069,16 @@ static void free_take(const ooo_model *m, oo_free *f) {
 /* Why the instruction cannot be dispatched now (OB_NONE if it can): all resources compared at
  * once; the slow path names the first short one in check order. */
 static inline int check_resources(ooo_model *restrict m, oo_free *f, const ooo_phdr *p, uint32_t *rid, uint64_t *by) {
-  if (!f->ok) free_take(m, f);
+  if (!f->ok) {
+    /* blocked last cycle: most likely still (a memory-bound core waits many cycles), and the
+     * slow path alone gives the same answer (its checks are the lanes' and the links') */
+    if (f->blocked) {
+      f->blocked = false;
+      int stop = check_resources_slow(m, p, rid, by);
+      if (stop != OB_NONE) return stop;
+    }
+    free_take(m, f);
+  }
   oo_v4 gt = (need_v(p, 0) > f->v0) | (need_v(p, 1) > f->v1) | (need_v(p, 2) > f->v2);
   uint64_t w[2];
   memcpy(w, &gt, sizeof w);
@@ -1077,11 +1150,18 @@ static inline uint32_t bind_port(ooo_state *restrict st, uint32_t mask) {
 static inline uint32_t new_uop(ooo_model *restrict m, uint32_t robidx, int kind, uint32_t ports, uint32_t lat,
                                uint32_t occ, uint32_t cls, uint32_t idx, uint64_t now) {
   ooo_state *st = m->st;
-  uint32_t slot = (uint32_t)(st->uop_tail++ & m->uop_mask);
-  ooo_uop *u = &m->uops[slot];
-  uint32_t pl = m->pool_of[kind];
+  /* every state word read before the micro-op's stores (which the compiler cannot tell apart
+   * from the state) */
+  uint64_t ut = st->uop_tail, seq = st->uop_seq + 1;
+  uint32_t pl = m->pool_of[kind], used = st->sched_used[pl];
+  uint16_t sched_id = m->sched_free[pl][m->sched_cap[pl] - used - 1];
   uint32_t port = bind_port(st, ports);
-  u->seq = ++st->uop_seq;
+  st->uop_tail = ut + 1;
+  st->uop_seq = seq;
+  st->sched_used[pl] = used + 1;
+  uint32_t slot = (uint32_t)(ut & m->uop_mask);
+  ooo_uop *u = &m->uops[slot];
+  u->seq = seq;
   u->ready_cycle = now + 1;
   u->rob = robidx;
   u->dep_head = OOO_NIL;
@@ -1094,13 +1174,22 @@ static inline uint32_t new_uop(ooo_model *restrict m, uint32_t robidx, int kind,
   u->small[1] = 0;
   u->bind_by = OOO_FID_NONE;
   u->fwd_fid = OOO_FID_NONE;
-  u->sched_id = m->sched_free[pl][m->sched_cap[pl] - st->sched_used[pl] - 1];
-  st->sched_used[pl]++;
+  u->sched_id = sched_id;
   return slot;
 }
 
-static void apply_lat_mod(const ooo_fq *q, ooo_uop *u) {
-  if (!(q->mod & MOD_LAT)) return;
+/* The latency modification of fetch-queue head q on its result micro-op u (MOD_LAT; out of
+ * line: rare). A load's is the time after the data arrives (lat_set: instead of the memory). */
+static __attribute__((noinline)) void apply_lat_mod(const ooo_fq *q, ooo_uop *u) {
+  if (u->kind == OOO_UOP_LOAD) {
+    if (q->lat_set >= 0) {
+      u->pmem = 2;
+      u->lat = (uint16_t)(q->lat_set > 65535 ? 65535 : q->lat_set);
+    } else {
+      u->lat = (uint16_t)(q->lat_add > 0 ? (q->lat_add > 65535 ? 65535 : q->lat_add) : 0);
+    }
+    return;
+  }
   int64_t lat = q->lat_set >= 0 ? q->lat_set : (int64_t)u->lat;
   lat += q->lat_add;
   if (lat < 0) lat = 0;
@@ -1205,8 +1294,7 @@ static __attribute__((noinline)) void dispatch_stores(ooo_model *restrict m, con
     s->pmem = p->pmem;
     if (!wrong && s->size) {
       if (s->size <= 64) {
-        sfilt_add(m, s->addr, s->size, 1);
-        sflast_set(m, s->addr, s->size, spos);
+        sfilt_enter(m, s->addr, s->size, spos);
         s->filt = 1;
       } else {
         st->big_stores++;
@@ -1216,14 +1304,73 @@ static __attribute__((noinline)) void dispatch_stores(ooo_model *restrict m, con
   }
 }
 
-/* Rename and dispatch fetch-queue head q (resources were checked). */
-static void dispatch_one(ooo_model *restrict m, ooo_fq *q, const ooo_phdr *p, const plan *pm, uint64_t now,
-                         const ooo_bind *bind) {
+/* The computation micro-ops of plan p built from the configuration by new_uop, the reference
+ * for the prebuilt words of dispatch_one (OOO_NO_LEAN); the first waits for the sources and the
+ * loads ld. Returns the last one's slot (OOO_NIL if none). */
+static __attribute__((noinline)) uint32_t dispatch_exec_ref(ooo_model *restrict m, const ooo_phdr *p, bool rep,
+                                                            uint32_t n_ld, const uint32_t *ld, uint32_t ri,
+                                                            uint32_t idx, uint64_t now) {
+  const ooo_tmpl *t = p->t;
+  ooo_uop *restrict uops = m->uops;
+  uint32_t prev = OOO_NIL;
+  for (uint32_t k = 0; k < p->n_exec; k++) {
+    const ooo_uop_spec *sp = &t->exec[k];
+    uint32_t lat = sp->latency + (k == 0 && rep ? m->cfg.core.rep_startup : 0);
+    uint32_t s = new_uop(m, ri, OOO_UOP_EXEC, sp->ports, lat, sp->occupancy, t->cls, idx++, now);
+    srcset ss;
+    ss.n = 0;
+    if (k == 0) {
+      dep_regs(m, &ss, p->src, s);
+      for (uint32_t i = 0; i < n_ld; i++) dep_on(m, &ss, ld[i], s);
+      if (!uops[s].pending) make_ready(m, s);
+    } else {
+      dep_on(m, &ss, prev, s);
+    }
+    prev = s;
+  }
+  if (prev != OOO_NIL) uops[prev].br = t->br != 0; /* the last one resolves a branch */
+  return prev;
+}
+
+/* The dispatch observer event of fetch-queue head q, renamed into ROB entry r (index ri) by
+ * plan p (out of line: its event record would take stack and registers from every rename). */
+static __attribute__((noinline)) void emit_dispatch(ooo_model *restrict m, const ooo_fq *q, const ooo_phdr *p,
+                                                    const ooo_rob *r, uint32_t ri, const ooo_bind *bind,
+                                                    uint64_t now) {
+  const ooo_state *st = m->st;
+  const ooo_uop *u0 = &m->uops[r->uop0 & m->uop_mask];
+  ooo_ev e = oo_ev_make(now, q->fid, q->pc, r->sid, OOO_RID_ROB + ri, (q->flags & FQ_WRONG) != 0);
+  e.rid2 = p->nu ? OOO_RID_SCHED + u0->pool * OOO_RID_POOL_STRIDE + u0->sched_id : OOO_RID_NONE;
+  e.slots = (uint8_t)p->slots;
+  e.n_lq = (uint8_t)p->n_ld;
+  e.n_sq = (uint8_t)p->n_st;
+  e.rid_lq = p->n_ld ? OOO_RID_LQ + (uint32_t)((st->lq_tail - p->n_ld) & m->lq_mask) : OOO_RID_NONE;
+  e.rid_sq = p->n_st ? OOO_RID_SQ + (uint32_t)(r->sq0 & m->sq_mask) : OOO_RID_NONE;
+  e.by_fid = bind ? bind->by_fid : OOO_FID_NONE;
+  e.extra = bind ? bind->kind : OB_NONE;
+  m->obs->dispatch(m->obs_ctx, &e);
+}
+
+/* Rename and dispatch fetch-queue head q (resources were checked). `lean` is a constant at each
+ * call, so the compiler builds lean copies: bit 0 (OOO_LEAN_STATIC) p is a template's static
+ * plan (no loads, stores, modifications, rep start-up or nop), bit 1 (OOO_LEAN_ONE) p has
+ * exactly one computation micro-op (so no nop); both: ooo_phdr.simple. OOO_LEAN_REF alone: the
+ * reference path of OOO_NO_LEAN (micro-ops and ROB entry built field by field). */
+enum { OOO_LEAN_STATIC = 1, OOO_LEAN_ONE = 2, OOO_LEAN_REF = 4 };
+static inline __attribute__((always_inline)) void dispatch_one(ooo_model *restrict m, ooo_fq *q, const ooo_phdr *p,
+                                                              const plan *pm, uint64_t now, const ooo_bind *bind,
+                                                              const int lean) {
   ooo_state *st = m->st;
   const ooo_config *c = &m->cfg;
   const ooo_tmpl *t = p->t;
   ooo_uop *restrict uops = m->uops;
   bool wrong = (q->flags & FQ_WRONG) != 0;
+  const bool stat = (lean & OOO_LEAN_STATIC) != 0, one = (lean & OOO_LEAN_ONE) != 0;
+  const uint32_t n_ld = stat ? 0 : p->n_ld, n_st = stat ? 0 : p->n_st;
+  const uint32_t nu = stat && one ? 1 : p->nu;
+  const uint8_t mod = stat ? 0 : q->mod;
+  const bool rep = !stat && p->rep, nop = !stat && !one && p->nop;
+  const bool ref = (lean & OOO_LEAN_REF) != 0;
   uint64_t pos = st->rob_tail++;
   uint32_t ri = (uint32_t)(pos & m->rob_mask);
   ooo_rob *r = &m->rob[ri];
@@ -1239,16 +1386,23 @@ static void dispatch_one(ooo_model *restrict m, ooo_fq *q, const ooo_phdr *p, co
   r->bck_at = q->bck_at;
   r->sid = t->sid;
   r->bck = q->bck;
-  /* the fetch-queue bits moved into place (no branches), the template's from the plan */
-  _Static_assert((int)FQ_WRONG == (int)RF_WRONG && (int)FQ_MISPRED << 1 == (int)RF_MISPRED &&
-                     (int)FQ_GATE << 3 == (int)RF_GATE,
-                 "fq -> rob flags");
-  uint32_t qf = q->flags;
-  r->flags = (uint16_t)(p->rf | (qf & FQ_WRONG) | (qf & FQ_MISPRED) << 1 | (qf & FQ_GATE) << 3);
-  memcpy(&r->n_uops, &p->rob_counts, 8); /* n_uops, left, slots, n_lq, n_sq, n_undo, n_int, n_vec */
-  r->br = t->br;
-  r->miss = 0;
-  r->last_uop = OOO_NIL;
+  /* the template's part from the plan, the fetch-queue bits (wrong, mispredicted, gate) moved
+   * into place by a table (no branches) */
+  static const uint8_t fq_rf[8] = {0, 1, 4, 5, 32, 33, 36, 37};
+  _Static_assert(FQ_WRONG == 1 && FQ_MISPRED == 2 && FQ_GATE == 4 && RF_WRONG == 1 && RF_MISPRED == 4 && RF_GATE == 32,
+                 "fq_rf: fq -> rob flags");
+  if (!ref) {
+    uint64_t rw0 = p->rob_img[0] | fq_rf[q->flags & 7];
+    memcpy(&r->flags, &rw0, 8);                       /* flags, n_uops .. n_undo */
+    memcpy((char *)&r->flags + 8, &p->rob_img[1], 8); /* n_int, n_vec, br, miss, last_uop */
+  } else {
+    uint32_t qf = q->flags;
+    r->flags = (uint16_t)(p->rf | (qf & FQ_WRONG) | (qf & FQ_MISPRED) << 1 | (qf & FQ_GATE) << 3);
+    memcpy(&r->n_uops, &p->rob_counts, 8); /* n_uops, left, slots, n_lq, n_sq, n_undo, n_int, n_vec */
+    r->br = t->br;
+    r->miss = 0;
+    r->last_uop = OOO_NIL;
+  }
   if (bind) r->bind_dispatch = *bind;
   st->rob_slots += p->slots;
   st->int_free -= p->n_int;
@@ -1258,51 +1412,72 @@ static void dispatch_one(ooo_model *restrict m, ooo_fq *q, const ooo_phdr *p, co
 
   /* Loads (out of line: most instructions have none, and the rename path keeps its registers). */
   uint32_t ld[OOO_MAX_LD];
-  if (p->n_ld) dispatch_loads(m, q, p, pm, ri, cls, now, ld);
-  idx = p->n_ld;
-  /* Computation chain. */
+  if (n_ld) dispatch_loads(m, q, p, pm, ri, cls, now, ld);
+  idx = n_ld;
+  /* Computation chain: new_uop from the template's prebuilt words, with the ring position,
+   * sequence number and scheduler stack in registers (written back before the stores). */
   uint32_t prev = OOO_NIL;
-  for (uint32_t k = 0; k < p->n_exec; k++) {
-    const ooo_uop_spec *sp = &t->exec[k];
-    uint32_t lat = sp->latency + (k == 0 && p->rep ? c->core.rep_startup : 0);
-    uint32_t s = new_uop(m, ri, OOO_UOP_EXEC, sp->ports, lat, sp->occupancy, cls, idx++, now);
-    srcset ss;
-    ss.n = 0;
-    if (k == 0) {
-      dep_regs(m, &ss, p->src, s);
-      for (uint32_t i = 0; i < p->n_ld; i++) dep_on(m, &ss, ld[i], s);
-      /* only the first can be ready: the others wait for their predecessor (make_ready is
-       * independent of the latency change below) */
-      if (!uops[s].pending) make_ready(m, s);
-    } else {
-      dep_on(m, &ss, prev, s);
+  const uint32_t n_exec = one ? 1 : p->n_exec;
+  if (ref) {
+    prev = dispatch_exec_ref(m, p, rep, n_ld, ld, ri, idx, now);
+    idx += n_exec;
+  } else if (n_exec) {
+    const ooo_ximg *x = t->ximg;
+    const uint32_t xpl = m->pool_of[OOO_UOP_EXEC], umask = m->uop_mask;
+    const uint16_t *sfree = m->sched_free[xpl];
+    uint32_t top = m->sched_cap[xpl] - st->sched_used[xpl]; /* free entries of the pool */
+    uint64_t ut = st->uop_tail, seq = st->uop_seq;
+    const uint64_t idx_add = (uint64_t)idx << 48;
+    for (uint32_t k = 0; k < n_exec; k++) {
+      uint32_t s = (uint32_t)(ut++ & umask);
+      ooo_uop *u = &uops[s];
+      uint32_t port = bind_port(st, x[k].ports);
+      u->seq = ++seq;
+      u->ready_cycle = now + 1;
+      u->rob = ri;
+      u->dep_head = OOO_NIL;
+      u->ready_by = OOO_NIL;
+      memcpy(&u->lat, &x[k].latocc, 4); /* lat, occ */
+      u->sched_id = sfree[--top];
+      /* all but the first wait for exactly their predecessor: pending 1 */
+      u->small[0] = x[k].small0 + idx_add + ((uint64_t)port << 8) + ((uint64_t)(k != 0) << 24);
+      u->small[1] = x[k].small1;
+      u->bind_by = OOO_FID_NONE;
+      u->fwd_fid = OOO_FID_NONE;
+      if (k == 0) {
+        if (rep) {
+          uint32_t lat = t->exec[0].latency + c->core.rep_startup;
+          u->lat = (uint16_t)(lat > 65535 ? 65535 : lat);
+        }
+        srcset ss;
+        ss.n = 0;
+        dep_regs(m, &ss, p->src, s);
+        for (uint32_t i = 0; i < n_ld; i++) dep_on(m, &ss, ld[i], s);
+        /* only the first can be ready: the others wait for their predecessor (make_ready is
+         * independent of the latency change below) */
+        if (!u->pending) make_ready(m, s);
+      } else {
+        link_add(m, prev, s);
+      }
+      prev = s;
     }
-    prev = s;
+    idx += n_exec;
+    st->uop_tail = ut;
+    st->uop_seq = seq;
+    st->sched_used[xpl] += n_exec;
   }
-  if (prev != OOO_NIL) uops[prev].br = t->br != 0; /* the last one resolves a branch (new_uop cleared it) */
-  uint32_t result = prev != OOO_NIL ? prev : (p->n_ld ? ld[p->n_ld - 1] : OOO_NIL);
+  uint32_t result = prev != OOO_NIL ? prev : (n_ld ? ld[n_ld - 1] : OOO_NIL);
   if (result != OOO_NIL) {
     ooo_uop *u = &uops[result];
     u->last = 1;
-    if (q->mod & MOD_LAT) {
-      if (u->kind == OOO_UOP_LOAD) {
-        if (q->lat_set >= 0) {
-          u->pmem = 2;
-          u->lat = (uint16_t)(q->lat_set > 65535 ? 65535 : q->lat_set);
-        } else {
-          u->lat = (uint16_t)(q->lat_add > 0 ? (q->lat_add > 65535 ? 65535 : q->lat_add) : 0);
-        }
-      } else {
-        apply_lat_mod(q, u);
-      }
-    }
+    if (mod & MOD_LAT) apply_lat_mod(q, u);
   }
   /* Stores (out of line, as the loads). */
-  if (p->n_st) dispatch_stores(m, q, p, pm, ri, cls, idx, prev, ld, now);
+  if (n_st) dispatch_stores(m, q, p, pm, ri, cls, idx, prev, ld, now);
   /* Rename destinations. */
   if (p->dst) {
     ooo_map alias = {0, 0, 0};
-    bool move = (t->flags & TF_MOVE) && !p->nop;
+    bool move = !one && (t->flags & TF_MOVE) && !nop; /* (moves have no micro-op) */
     if (move) alias = m->map[__builtin_ctzll(p->src)];
     ooo_map now_map = {0, 0, 0};
     if (result != OOO_NIL) {
@@ -1326,27 +1501,20 @@ static void dispatch_one(ooo_model *restrict m, ooo_fq *q, const ooo_phdr *p, co
   if (r->flags & RF_SERIAL) st->serial_fid = q->fid;
   st->stats.dispatched[wrong ? 1 : 0]++;
   if (!wrong) st->recovering = 0;
-  if (m->obs && m->obs->dispatch) {
-    ooo_ev e = oo_ev_make(now, q->fid, q->pc, t->sid, OOO_RID_ROB + ri, wrong);
-    e.rid2 = p->nu ? OOO_RID_SCHED + uops[r->uop0 & m->uop_mask].pool * OOO_RID_POOL_STRIDE +
-                         uops[r->uop0 & m->uop_mask].sched_id
-                   : OOO_RID_NONE;
-    e.slots = (uint8_t)p->slots;
-    e.n_lq = (uint8_t)p->n_ld;
-    e.n_sq = (uint8_t)p->n_st;
-    e.rid_lq = p->n_ld ? OOO_RID_LQ + (uint32_t)((st->lq_tail - p->n_ld) & m->lq_mask) : OOO_RID_NONE;
-    e.rid_sq = p->n_st ? OOO_RID_SQ + (uint32_t)(r->sq0 & m->sq_mask) : OOO_RID_NONE;
-    e.by_fid = bind ? bind->by_fid : OOO_FID_NONE;
-    e.extra = bind ? bind->kind : OB_NONE;
-    m->obs->dispatch(m->obs_ctx, &e);
-  }
-  if (!p->nu) { /* eliminated, nop: complete at rename (a nop one cycle later) */
+  if (m->obs && m->obs->dispatch) emit_dispatch(m, q, p, r, ri, bind, now);
+  if (!nu) { /* eliminated, nop: complete at rename (a nop one cycle later) */
     r->flags |= RF_DONE | RF_EXECUTED;
-    r->done_cycle = now + (p->nop ? 1 : 0);
+    r->done_cycle = now + (nop ? 1 : 0);
     st->stats.executed[wrong ? 1 : 0]++;
     if (m->obs && m->obs->complete) emit_complete(m, r, NULL, r->done_cycle);
     r->flags &= (uint16_t)~RF_MISPRED; /* cannot happen (a nop implies a perfect prediction) */
   }
+}
+
+/* dispatch_one's reference copy, out of line (tests only: keeps oo_dispatch's code small). */
+static __attribute__((noinline, cold)) void dispatch_one_ref(ooo_model *restrict m, ooo_fq *q, const ooo_phdr *p,
+                                                             const plan *pm, uint64_t now, const ooo_bind *bind) {
+  dispatch_one(m, q, p, pm, now, bind, OOO_LEAN_REF);
 }
 
 /* Top-down category for unfilled slots given why rename stopped. */
@@ -1377,8 +1545,10 @@ void oo_dispatch(ooo_model *restrict m, uint64_t now) {
   int stop = OB_NONE;
   uint32_t rid = OOO_RID_NONE;
   uint64_t by = OOO_FID_NONE;
+  const bool lean_ok = !(m->flags & OOO_NO_LEAN);
   oo_free fr = {0};
   fr.ok = false;
+  fr.blocked = st->disp_wait == 1 && lean_ok;
   st->disp_wait = 0;
   /* the ROB and micro-op rings are far larger than the host's L1: prefetch (for writing) the
    * entries the next rename cycles fill */
@@ -1400,21 +1570,23 @@ void oo_dispatch(ooo_model *restrict m, uint64_t now) {
     }
     const ooo_phdr *pl;
     const plan *pm = NULL;
+    bool simple = false; /* ooo_phdr.simple (not with OOO_NO_LEAN) */
     if (m->hp_valid && m->hp_pos == st->fq_head && m->hp_fid == q->fid) {
       pm = (const plan *)m->hp;
-      pl = &pm->h;
+      pl = m->hp_h;
     } else {
       const ooo_tmpl *qt = fq_tmpl(m, q);
       if (!q->mod && !(q->flags & FQ_MEM)) { /* the template's static plan */
         pl = &qt->sp;
+        simple = pl->simple && lean_ok;
       } else {
         plan *pp = (plan *)m->hp;
-        make_plan(m, q, qt, pp);
+        pl = make_plan(m, q, qt, pp);
         m->hp_valid = true;
         m->hp_pos = st->fq_head;
         m->hp_fid = q->fid;
+        m->hp_h = pl;
         pm = pp;
-        pl = &pp->h;
       }
     }
     if (used && used + pl->slots > W) {
@@ -1460,7 +1632,10 @@ void oo_dispatch(ooo_model *restrict m, uint64_t now) {
       }
       bp = &b;
     }
-    dispatch_one(m, q, pl, pm, now, bp);
+    if (simple) dispatch_one(m, q, pl, pm, now, bp, OOO_LEAN_STATIC | OOO_LEAN_ONE);
+    else if (!lean_ok) dispatch_one_ref(m, q, pl, pm, now, bp);
+    else if (pl->n_exec == 1) dispatch_one(m, q, pl, pm, now, bp, OOO_LEAN_ONE);
+    else dispatch_one(m, q, pl, pm, now, bp, 0);
     free_sub(&fr, pl);
     m->hp_valid = false;
     st->fq_head++;

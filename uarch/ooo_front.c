@@ -1,8 +1,10 @@
 /* ooo_front.c — the out-of-order model's front-end: trace window, fetch with branch prediction
  * (direction, BTB, indirect, RAS), wrong-path fetch from the code image, fetch policies,
  * instruction cache, redirects and predictor repair/training. */
+#include <stddef.h>
 #include <string.h>
 
+#include "bpred_tage.h"
 #include "ooo_int.h"
 
 /* ---- the trace window ------------------------------------------------------------------------- */
@@ -22,33 +24,47 @@ bool oo_fill_window(ooo_model *restrict m) {
     m->batch_pos = 0;
     st->need_seek = false;
   }
-  uint32_t filled = 0;
-  uint64_t mem_cap = (uint64_t)m->mem_mask + 1;
-  while (filled < 64 && st->win_fill - st->win_head < m->win_cap) {
-    if (m->batch_pos >= m->batch.n) {
+  /* The fill and read positions live in locals (the window stores would make the compiler
+   * reload them per instruction); written back before anything outside runs (cursor, filter). */
+  const uint64_t mem_cap = (uint64_t)m->mem_mask + 1, win_lim = st->win_head + m->win_cap;
+  const uint64_t mem_lim = st->mem_head + mem_cap;
+  uint64_t win_fill = st->win_fill, mem_fill = st->mem_fill, next_index = st->next_index;
+  size_t pos = m->batch_pos;
+  bool end = false;
+  for (uint32_t filled = 0; filled < 64 && win_fill < win_lim;) {
+    if (pos >= m->batch.n) {
+      st->win_fill = win_fill;
+      st->mem_fill = mem_fill;
+      st->next_index = next_index;
+      m->batch_pos = pos;
       if (trace_cursor_next(m->cur, &m->batch, &m->err)) {
         m->failed = true;
         return false;
       }
-      m->batch_pos = 0;
+      pos = 0;
       if (!m->batch.n) {
-        st->trace_end = true;
+        end = true;
         break;
       }
     }
-    const trace_insn *ti = &m->batch.insns[m->batch_pos];
-    uint64_t index = m->batch.first_index + m->batch_pos;
-    uint32_t nm = ti->n_mem < OOO_WIN_MEM ? ti->n_mem : OOO_WIN_MEM;
-    if (st->mem_fill + nm - st->mem_head > mem_cap) break;
-    m->batch_pos++;
-    st->next_index = index + 1;
-    if (ti->flags & TI_LAST) st->trace_end = true;
-    ooo_win *w = oo_win(m, st->win_fill);
+    const trace_insn *ti = &m->batch.insns[pos];
+    const uint64_t index = m->batch.first_index + pos;
+    const uint32_t nm = ti->n_mem < OOO_WIN_MEM ? ti->n_mem : OOO_WIN_MEM;
+    if (mem_fill + nm > mem_lim) break;
+    pos++;
+    next_index = index + 1;
+    if (ti->flags & TI_LAST) end = true;
+    ooo_win *w = oo_win(m, win_fill);
     if (__builtin_expect(m->filter != NULL, 0)) {
+      st->win_fill = win_fill;
+      st->mem_fill = mem_fill;
+      st->next_index = next_index;
+      m->batch_pos = pos;
+      if (end) st->trace_end = true;
       ooo_mod mod = {.lat_set = -1};
       m->filter(m->filter_ctx, index, ti, trace_decoded(m->trace, ti->sid), false, &mod);
       if (mod.drop) {
-        if (st->trace_end) break;
+        if (end) break;
         continue;
       }
       w->mod = (uint8_t)((mod.nop ? MOD_NOP | MOD_PBRANCH : 0) | (mod.perfect_branch ? MOD_PBRANCH : 0) |
@@ -65,20 +81,33 @@ bool oo_fill_window(ooo_model *restrict m) {
     w->rep = ti->rep;
     w->flags = ti->flags;
     w->n_mem = (uint16_t)nm;
-    w->mem_pos = st->mem_fill;
+    w->mem_pos = mem_fill;
     if (nm) {
+      /* most instructions make one or two accesses: element copies (a memcpy of a variable
+       * size becomes `rep movs`, slow to start for 16 or 32 bytes) */
       const trace_mem *src = m->batch.mems + ti->mem_off;
-      uint64_t at = st->mem_fill & m->mem_mask;
-      if (at + nm <= (uint64_t)m->mem_mask + 1) memcpy(&m->mem[at], src, nm * sizeof *src);
-      else
-        for (uint32_t i = 0; i < nm; i++) m->mem[(st->mem_fill + i) & m->mem_mask] = src[i];
+      const uint64_t at = mem_fill & m->mem_mask;
+      trace_mem *dst = m->mem;
+      if (nm <= 2 && at + 2 <= mem_cap) {
+        dst[at] = src[0];
+        if (nm == 2) dst[at + 1] = src[1];
+      } else if (at + nm <= mem_cap) {
+        memcpy(&dst[at], src, nm * sizeof *src);
+      } else {
+        for (uint32_t i = 0; i < nm; i++) dst[(mem_fill + i) & m->mem_mask] = src[i];
+      }
     }
-    st->mem_fill += nm;
-    st->win_fill++;
+    mem_fill += nm;
+    win_fill++;
     filled++;
-    if (st->trace_end) break;
+    if (end) break;
   }
-  return st->win_fetch < st->win_fill;
+  st->win_fill = win_fill;
+  st->mem_fill = mem_fill;
+  st->next_index = next_index;
+  m->batch_pos = pos;
+  if (end) st->trace_end = true;
+  return st->win_fetch < win_fill;
 }
 
 /* ---- predictor repair and training ------------------------------------------------------------- */
@@ -238,10 +267,11 @@ fetch_branch(ooo_model *restrict m, ooo_state *st, uint64_t now, const ooo_tmpl 
   bp_meta *meta = b ? &b->meta : &meta_wp;
   uint32_t ind_idx = 0, conf_idx = 0;
   switch (t->br) {
-  case BR_COND:
-    ptaken = m->bp->predict(m->bp_state, &m->geom, &st->hist, pc, meta);
+  case BR_COND: /* TAGE inline (the default predictor, called for most fetched branches) */
+    ptaken = m->bp == &bp_tage_ops ? bp_tage_predict(m->bp_state, &m->geom, &st->hist, pc, meta)
+                                   : m->bp->predict(m->bp_state, &m->geom, &st->hist, pc, meta);
     ptarget = t->target;
-    if (ptaken) btb_hit = bp_btb_lookup(m->btb, bc, pc, &tmp);
+    if (ptaken) btb_hit = bp_btb_lookup_inl(m->btb, bc, pc, &tmp);
     break;
   case BR_JUMP:
   case BR_CALL:
@@ -298,6 +328,14 @@ fetch_branch(ooo_model *restrict m, ooo_state *st, uint64_t now, const ooo_tmpl 
   if (ptaken && ++*taken >= fc->fetch_taken) *stop = true;
 }
 
+/* fetch_branch on the wrong path for what fetch_wrong does not do inline (other branch kinds,
+ * other predictors, confidence gating): out of line, one copy. */
+static __attribute__((noinline)) void fetch_branch_wp(ooo_model *restrict m, ooo_state *st, uint64_t now,
+                                                      const ooo_tmpl *t, ooo_fq *q, uint64_t pc, bool perfect,
+                                                      uint32_t *taken, uint64_t *next, bool *stop) {
+  fetch_branch(m, st, now, t, NULL, q, pc, perfect, taken, next, stop);
+}
+
 /* Access the instruction line of pc unless fetch is on it already (or the uop cache holds it);
  * false when fetch cannot proceed this cycle. tail: the fetch loop's queue tail, stored before
  * the memory system runs. */
@@ -341,9 +379,10 @@ static void fetch_event(ooo_model *restrict m, uint64_t now, const ooo_fq *q, co
 /* Fetch down the wrong path for the rest of the cycle: n instructions, `bytes` bytes and `taken`
  * predicted-taken branches fetched so far, fetch-queue tail `tail`. Its own loop: nothing of
  * the correct path (window, checkpoints) is live, and wrong-path fetch is most of the fetched
- * instructions of a branchy program. */
-static void fetch_wrong(ooo_model *restrict m, uint64_t now, uint32_t n, uint32_t bytes, uint32_t taken,
-                        uint64_t tail) {
+ * instructions of a branchy program. This one goes instruction by instruction and serves
+ * filters and fetch observers; fetch_wrong (below) is the same by fetch blocks. */
+static void fetch_wrong_each(ooo_model *restrict m, uint64_t now, uint32_t n, uint32_t bytes, uint32_t taken,
+                             uint64_t tail) {
   ooo_state *st = m->st;
   const ooo_fe_config *fc = &m->cfg.fe;
   const uint32_t width = fc->fetch_width, max_bytes = fc->fetch_bytes;
@@ -406,34 +445,219 @@ static void fetch_wrong(ooo_model *restrict m, uint64_t now, uint32_t n, uint32_
   st->fq_tail = tail;
 }
 
-void oo_fetch(ooo_model *restrict m, uint64_t now) {
-  ooo_state *st = m->st;
-  st->fe_block = 0;
-  if (st->fstall != FS_RUN || now < st->fetch_resume) return;
-  if (st->wrong) {
-    fetch_wrong(m, now, 0, 0, 0, st->fq_tail);
+/* ---- wrong-path fetch by blocks ------------------------------------------------------------- */
+
+/* A fetch block: the straight-line run of instructions from a PC up to and including the first
+ * branch (at most OO_FB_MAX instructions; shorter when the code ends). Derived from the code
+ * image alone (templates by PC never change), so cached for the model's lifetime, not state.
+ * The wrong path spends most of its per-instruction work finding templates, byte counts and
+ * lines; a block has them at hand. */
+#define OO_FB_MAX 8u   /* instructions per block */
+#define OO_FB_N 1024u  /* cached blocks (direct-mapped by start PC) */
+typedef struct oo_fblk {
+  uint64_t key;                 /* start PC + 1 (0: empty) */
+  const ooo_tmpl *last;         /* template of the last instruction */
+  uint32_t tid[OO_FB_MAX];      /* fetch-queue template id per instruction (sid or OOO_TID_PC) */
+  uint8_t off[OO_FB_MAX + 1];   /* byte offset of each instruction from the start; off[n]: bytes */
+  uint8_t nmem[OO_FB_MAX];      /* default accesses (template n_mem_def) */
+  uint8_t n;                    /* instructions (0: no code at the start PC) */
+  uint8_t br;                   /* the last instruction is a branch */
+  uint8_t lchg;                 /* bit i: instruction i starts in another line than i - 1 */
+} oo_fblk;
+
+static __attribute__((noinline)) void fblk_build(ooo_model *restrict m, oo_fblk *b, uint64_t pc) {
+  uint32_t n = 0, off = 0, lchg = 0;
+  const ooo_tmpl *last = NULL;
+  while (n < OO_FB_MAX) {
+    const ooo_tmpl *t = tmpl_at(m, pc + off);
+    if (!t || off + t->len > 255) break; /* (offsets are bytes; x86 instructions have <= 15) */
+    if (n && ((pc + off) >> m->line_shift) != ((pc + b->off[n - 1]) >> m->line_shift)) lchg |= 1u << n;
+    b->tid[n] = t->sid != UINT32_MAX ? t->sid : OOO_TID_PC;
+    b->nmem[n] = t->n_mem_def;
+    b->off[n] = (uint8_t)off;
+    last = t;
+    off += t->len;
+    n++;
+    if (t->br) break;
+  }
+  b->off[n] = (uint8_t)off;
+  b->n = (uint8_t)n;
+  b->br = last && last->br;
+  b->lchg = (uint8_t)lchg;
+  b->last = last;
+  b->key = pc + 1;
+}
+
+static inline const oo_fblk *fblk_at(ooo_model *restrict m, uint64_t pc) {
+  if (__builtin_expect(!m->fblk, 0)) m->fblk = xcalloc(OO_FB_N, sizeof(oo_fblk));
+  oo_fblk *b = &m->fblk[oo_tc_slot(pc) & (OO_FB_N - 1)];
+  if (__builtin_expect(b->key != pc + 1, 0)) fblk_build(m, b, pc);
+  return b;
+}
+
+/* fetch_wrong_each without filter or fetch observer, block by block; the same checks in the
+ * same order per instruction (queue room, code, bytes, line, then the branch and the cap), only
+ * the line check is skipped where an instruction starts in the line of the one before it (the
+ * previous check left ic_line on that line). Fields rename does not read are not written:
+ * lat_add / lat_set (only with MOD_LAT; mod is 0 here) and wp_addr past the template's default
+ * accesses. */
+static inline __attribute__((always_inline)) void fetch_wrong(ooo_model *restrict m, uint64_t now, uint32_t n,
+                                                             uint32_t bytes, uint32_t taken,
+                                                             uint64_t tail) {
+  if (__builtin_expect(m->filter != NULL || (m->obs && m->obs->fetch), 0)) {
+    fetch_wrong_each(m, now, n, bytes, taken, tail);
     return;
   }
+  ooo_state *st = m->st;
+  const ooo_fe_config *fc = &m->cfg.fe;
+  const uint32_t width = fc->fetch_width, max_bytes = fc->fetch_bytes, fq_cap = fc->fetch_queue;
+  const uint64_t avail = now + fc->fetch_to_rename, bck_at = st->bck_tail;
+  const bool perfect = fc->perfect_branch, cap = fc->wrong_path == WP_CAP;
+  const bool tage_nc = m->bp == &bp_tage_ops && fc->wrong_path != WP_CONFIDENCE;
+  const uint64_t *restrict last_addr = m->last_addr;
+  uint64_t pc = st->wp_pc;
+  uint64_t count = st->wp_count; /* FID counter; written back before anything outside runs */
+  bool stop = false;
+  while (!stop && n < width) {
+    if (tail - st->fq_head >= fq_cap) {
+      st->fe_block = 1;
+      break;
+    }
+    const oo_fblk *b = fblk_at(m, pc);
+    if (!b->n) { /* no code here: the wrong path ends until the redirect */
+      st->fstall = FS_MISPRED;
+      break;
+    }
+    const uint32_t nb = b->n;
+    for (uint32_t i = 0;;) {
+      const uint32_t len = (uint32_t)b->off[i + 1] - b->off[i];
+      if (n && bytes + len > max_bytes) {
+        stop = true;
+        break;
+      }
+      if (i == 0 || (b->lchg >> i & 1)) {
+        if ((pc >> m->line_shift) != st->ic_line) {
+          st->wp_count = count;
+          if (!fetch_line(m, st, now, pc, OOO_FID_WRONG | count, tail)) {
+            stop = true;
+            break;
+          }
+        }
+      }
+      ooo_fq *q = oo_fq(m, tail);
+      const uint32_t tid = b->tid[i], nmem = b->nmem[i];
+      q->fid = OOO_FID_WRONG | count++;
+      q->pc = pc;
+      q->fetch_cycle = now;
+      q->avail = avail;
+      q->win = 0;
+      q->fe_by = st->fe_by;
+      q->fe_rid = st->fe_rid;
+      st->fe_by = OOO_FID_NONE;
+      st->fe_rid = OOO_RID_FETCH;
+      q->bck = OOO_NIL;
+      q->bck_at = bck_at;
+      q->tid = tid;
+      q->mod = 0;
+      q->flags = (uint8_t)(FQ_WRONG | (nmem ? FQ_MEM : 0));
+      if (nmem) {
+        const bool known = tid != OOO_TID_PC;
+        const uint64_t *la = &last_addr[(size_t)(known ? tid : 0) * 2];
+        q->wp_addr[0] = known ? la[0] : 0;
+        if (nmem > 1) q->wp_addr[1] = known ? la[1] : 0;
+      }
+      st->stats.fetched[1]++;
+      st->wp_since++;
+      n++;
+      bytes += len;
+      tail++;
+      uint64_t next = pc + len;
+      if (++i == nb) { /* the block's last instruction: a branch, or the code ends after it */
+        if (b->br) {
+          const ooo_tmpl *t = b->last;
+          if (t->br == BR_COND && tage_nc) {
+            /* fetch_branch for a conditional branch under TAGE without confidence gating (most
+             * wrong-path branches), the same steps in the same order without its dispatch */
+            bp_meta meta;
+            const bool pt = bp_tage_predict(m->bp_state, &m->geom, &st->hist, pc, &meta);
+            bool btb_hit = true;
+            if (pt) {
+              uint64_t tmp;
+              next = t->target;
+              btb_hit = bp_btb_lookup_inl(m->btb, &m->cfg.bp, pc, &tmp);
+            }
+            bp_hist_push(&m->geom, &st->hist, m->hist_ring, pc, pt);
+            if (pt) {
+              q->flags |= FQ_TAKEN;
+              if (!btb_hit) { /* the decoder finds the taken direct branch: insert it, bubble */
+                bp_btb_update(m->btb, &m->cfg.bp, pc, t->target);
+                st->fetch_resume = now + fc->btb_miss_penalty;
+                st->fe_rid = OOO_RID_BPRED;
+                stop = true;
+              }
+              if (++taken >= fc->fetch_taken) stop = true;
+            }
+          } else {
+            fetch_branch_wp(m, st, now, t, q, pc, perfect, &taken, &next, &stop);
+          }
+        }
+        pc = next;
+        if (cap && st->wp_since >= fc->wrong_path_cap) {
+          st->fstall = FS_MISPRED;
+          stop = true;
+        }
+        break;
+      }
+      pc = next;
+      if (cap && st->wp_since >= fc->wrong_path_cap) {
+        st->fstall = FS_MISPRED;
+        stop = true;
+        break;
+      }
+      if (n >= width) break;
+      if (tail - st->fq_head >= fq_cap) {
+        st->fe_block = 1;
+        stop = true;
+        break;
+      }
+    }
+  }
+  st->wp_count = count;
+  st->wp_pc = pc;
+  st->fq_tail = tail;
+}
+
+/* Fetch on the correct path for the cycle; true when a misprediction sends the rest of the cycle
+ * down the wrong path (*pn instructions, *pbytes bytes, *ptaken taken branches fetched, queue
+ * tail *ptail), false when fetch is done for the cycle. */
+static inline __attribute__((always_inline)) bool fetch_correct(ooo_model *restrict m, uint64_t now, uint32_t *pn,
+                                                                uint32_t *pbytes, uint32_t *ptaken,
+                                                                uint64_t *ptail) {
+  ooo_state *st = m->st;
   const ooo_fe_config *fc = &m->cfg.fe;
   /* Loop-carried values in locals (the stores into the fetch queue would make the compiler
    * reload them from the state for every instruction); written back before anything outside
    * this file runs (memory system, observer) and at the end. */
   const uint32_t width = fc->fetch_width, max_bytes = fc->fetch_bytes;
   const uint64_t avail = now + fc->fetch_to_rename;
+  /* (rename does not run during fetch: the queue head stays) */
+  const uint64_t fq_lim = st->fq_head + fc->fetch_queue;
   uint32_t n = 0, taken = 0, bytes = 0;
   uint64_t tail = st->fq_tail;
+  uint64_t wf = st->win_fetch; /* st->win_fetch is kept equal (stored, never reloaded) */
   while (n < width) {
-    if (tail - st->fq_head >= fc->fetch_queue) {
+    if (tail >= fq_lim) {
       st->fe_block = 1;
       break;
     }
-    if (st->win_fetch == st->win_fill && !oo_fill_window(m)) {
+    if (wf == st->win_fill && !oo_fill_window(m)) {
       if (!m->failed) st->fstall = FS_END;
       break;
     }
-    ooo_win *w = oo_win(m, st->win_fetch);
+    ooo_win *w = oo_win(m, wf);
     const uint64_t pc = w->pc;
-    const ooo_tmpl *t = oo_tmpl_sid(m, w->sid);
+    const uint32_t sid = w->sid, nmw = w->n_mem;
+    const ooo_tmpl *t = oo_tmpl_sid(m, sid);
     if (n && bytes + t->len > max_bytes) break;
     if (t->br && st->bck_tail - st->bck_head >= fc->branch_checkpoints) {
       st->fe_block = 1;
@@ -445,19 +669,21 @@ void oo_fetch(ooo_model *restrict m, uint64_t now) {
     ooo_fq *q = fq_entry(m, st, tail, pc, now, avail);
     bool perfect = fc->perfect_branch;
     q->fid = w->index;
-    q->tid = w->sid;
-    q->win = st->win_fetch;
+    q->tid = sid;
+    q->win = wf;
     q->mod = w->mod;
-    q->flags = w->n_mem ? FQ_MEM : 0;
-    q->wp_addr[0] = q->wp_addr[1] = 0;
+    q->flags = nmw ? FQ_MEM : 0;
     if (__builtin_expect(w->mod != 0, 0)) {
       q->lat_add = w->lat_add;
       q->lat_set = w->lat_set;
       if (w->mod & MOD_PBRANCH) perfect = true;
     }
-    /* remember addresses for wrong-path executions of this PC */
-    uint64_t *la = &m->last_addr[(size_t)w->sid * 2];
-    for (uint32_t i = 0; i < w->n_mem && i < 2; i++) la[i] = m->mem[(w->mem_pos + i) & m->mem_mask].addr;
+    if (nmw) { /* remember addresses for wrong-path executions of this PC */
+      uint64_t *la = &m->last_addr[(size_t)sid * 2];
+      const uint64_t mp = w->mem_pos;
+      la[0] = m->mem[mp & m->mem_mask].addr;
+      if (nmw > 1) la[1] = m->mem[(mp + 1) & m->mem_mask].addr;
+    }
     st->stats.fetched[0]++;
     if (__builtin_expect(m->obs && m->obs->fetch, 0)) {
       st->fq_tail = tail;
@@ -470,7 +696,7 @@ void oo_fetch(ooo_model *restrict m, uint64_t now) {
     bool stop = false;
     if (t->br) fetch_branch(m, st, now, t, w, q, pc, perfect, &taken, &next, &stop);
 
-    st->win_fetch++;
+    st->win_fetch = ++wf;
     if (q->flags & FQ_MISPRED) {
       st->wrong = true;
       st->wp_pc = next;
@@ -480,8 +706,11 @@ void oo_fetch(ooo_model *restrict m, uint64_t now) {
         stop = true;
       }
       if (!stop) {
-        fetch_wrong(m, now, n, bytes, taken, tail);
-        return;
+        *pn = n;
+        *pbytes = bytes;
+        *ptaken = taken;
+        *ptail = tail;
+        return true;
       }
     } else if (w->next_pc != next) {
       /* an asynchronous transfer (signal, sigreturn): follow the trace */
@@ -490,4 +719,16 @@ void oo_fetch(ooo_model *restrict m, uint64_t now) {
     if (stop) break;
   }
   st->fq_tail = tail;
+  return false;
+}
+
+void oo_fetch(ooo_model *restrict m, uint64_t now) {
+  ooo_state *st = m->st;
+  st->fe_block = 0;
+  if (st->fstall != FS_RUN || now < st->fetch_resume) return;
+  uint32_t n = 0, bytes = 0, taken = 0;
+  uint64_t tail = st->fq_tail;
+  /* one copy of the wrong-path loop (inline) for both ways into it */
+  if (!st->wrong && !fetch_correct(m, now, &n, &bytes, &taken, &tail)) return;
+  fetch_wrong(m, now, n, bytes, taken, tail);
 }

@@ -39,7 +39,7 @@
 #define OOO_MAX_UOPS (OOO_MAX_CLASS_UOPS + OOO_MAX_LD + 2 * OOO_MAX_ST)
 #define OOO_WIN_MEM 16       /* accesses kept per window instruction */
 #define OOO_SFILT 4096       /* store filter counters (8-byte granules) */
-#define OOO_SFLAST 512       /* store filter scan bounds (see sflast_set in ooo_back.c) */
+#define OOO_SFLAST 512       /* store filter scan bounds (see sfilt_enter in ooo_back.c) */
 #define OOO_TID_PC UINT32_MAX /* fq entry: template found by PC (wrong-path PC with no sid) */
 #define OOO_TC 4096u         /* front cache of oo_tmpl_pc (entries; wrong paths after return
                                 mispredictions wander through many PCs) */
@@ -78,12 +78,25 @@ typedef struct ooo_phdr {
   uint32_t need[OOO_NPOOL];   /* scheduler entries per pool */
   uint32_t n_int, n_vec, n_undo, max_links;
   uint64_t rob_counts;        /* the ROB entry's n_uops .. n_vec bytes, ready to store */
+  uint64_t rob_img[2];        /* the ROB entry's flags .. last_uop, ready to store (plan_counts) */
   regset_t src, addr, dst;
   bool nop, rep, pmem;
+  bool simple;                /* static plan with one computation micro-op and nothing else
+                                 (dispatch_one's lean copy) */
   uint16_t rf;                /* the ROB entry's flags the template decides (RF_BRANCH, RF_SERIAL) */
   int32_t needv[OOO_NRES];    /* what it takes of each dispatch resource (OOO_RES_*); the links
                                  lane is 0 (links are checked as a scalar against max_links) */
 } ooo_phdr;
+
+/* A computation micro-op of a template prebuilt for dispatch (oo_plan_static): the words
+ * new_uop would compute, so renaming it is a few copies plus the dynamic fields. */
+typedef struct ooo_ximg {
+  uint64_t small0;          /* ooo_uop.small[0]: kind, state US_WAIT, cls, pool, idx as if the
+                               instruction had no loads; port 0 */
+  uint64_t small1;          /* ooo_uop.small[1]: 0, or for the last one `last` and `br` */
+  uint32_t latocc;          /* ooo_uop.lat | occ << 16 (cycles, clamped to 16 bits) */
+  uint32_t ports;           /* bit p: port p can execute it */
+} ooo_ximg;
 
 typedef struct ooo_tmpl {
   uint64_t pc, target;
@@ -101,6 +114,8 @@ typedef struct ooo_tmpl {
   ooo_uop_spec exec[OOO_MAX_CLASS_UOPS];
   const dec_insn *di;       /* decoded record (pointer into the trace or the decode cache) */
   ooo_phdr sp;              /* its plan without memory accesses or modifications */
+  ooo_ximg ximg[OOO_MAX_CLASS_UOPS]; /* exec[] prebuilt (oo_plan_static; next to sp: rename
+                                        reads both) */
   /* cache (not part of the template's meaning): the last plan header make_plan computed for it
    * and that header's key (loads, stores, nop, pmem, rep; 0 = none) */
   uint32_t dp_key;
@@ -134,12 +149,15 @@ enum {
 };
 
 typedef struct ooo_fq {
+  /* Order: the wrong-path fetch loop (ooo_front.c) stores fetch_cycle + avail, win + fe_by,
+   * tid + bck and fe_rid + flags + mod + pad as one word or vector each. Fields that rename does
+   * not read may hold stale data: lat_add / lat_set without MOD_LAT, wp_addr[i] on the correct
+   * path and past the template's default accesses (n_mem_def) on the wrong path. */
   uint64_t fid;
   uint64_t pc;
   uint64_t fetch_cycle;
   uint64_t avail;           /* earliest rename cycle */
   uint64_t win;             /* window position (correct path) */
-  uint64_t wp_addr[2];      /* wrong path: load/store addresses (0 = unknown) */
   uint64_t fe_by;           /* front-end binding: redirecting flow, or OOO_FID_NONE */
   uint64_t bck_at;          /* branch-checkpoint tail when fetched (first checkpoint at or after it) */
   uint32_t tid;             /* template: sid, or OOO_TID_PC */
@@ -148,7 +166,8 @@ typedef struct ooo_fq {
   uint8_t flags;            /* FQ_* */
   uint8_t mod;              /* MOD_* (wrong path: from the filter) */
   uint8_t pad[2];
-  int32_t lat_add, lat_set;
+  int32_t lat_add, lat_set; /* MOD_LAT */
+  uint64_t wp_addr[2];      /* wrong path: load/store addresses (0 = unknown) */
 } ooo_fq;
 
 /* A branch checkpoint (correct-path branches only): front-end state before the branch's own
@@ -477,7 +496,9 @@ struct ooo_model {
   uint32_t cur_miss;        /* levels it missed so far (MEV_MISS events during mem_access) */
   bool hp_valid;
   uint64_t hp_pos, hp_fid;
+  const ooo_phdr *hp_h;     /* its header: in hp, or the template's cached one (make_plan) */
   uint8_t hp[512];
+  struct oo_fblk *fblk;     /* wrong-path fetch blocks (ooo_front.c; not state): NULL until used */
 };
 
 /* ---- shared helpers ----------------------------------------------------------------------------- */

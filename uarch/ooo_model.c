@@ -181,13 +181,15 @@ static uint64_t wheel_next(const ooo_model *m, uint64_t now) {
 static void wheel_process(ooo_model *m, uint64_t now) {
   uint32_t b = (uint32_t)now & (OOO_WHEEL - 1);
   uint32_t slot;
+  /* The bucket's bit in wheel_bits is cleared once, when the bucket is empty at the end (only
+   * wheel_next reads the bits, after the core stages; events inserted for this cycle while it
+   * is processed land in this bucket and are processed here too). */
   while ((slot = m->wheel[b]) != OOO_NIL) {
     /* oo_wheel_unlink of the bucket's head (no predecessor) */
     ooo_uop *u = &m->uops[slot];
     uint32_t nx = u->next;
     m->wheel[b] = nx;
     m->uops[oo_sel32(nx != OOO_NIL, nx, slot)].prev = OOO_NIL;
-    if (nx == OOO_NIL) m->wheel_bits[b >> 6] &= ~(1ULL << (b & 63));
     u->in_wheel = 0;
     m->st->wheel_n--;
     if (u->ev_cycle > now) { /* a parked far event: move it closer */
@@ -196,6 +198,7 @@ static void wheel_process(ooo_model *m, uint64_t now) {
     }
     oo_complete(m, slot, now);
   }
+  m->wheel_bits[b >> 6] &= ~(1ULL << (b & 63));
 }
 
 /* ---- memory-system callbacks ----------------------------------------------------------------------- */
@@ -413,6 +416,7 @@ void ooo_free(ooo_model *m) {
   for (size_t i = 0; i < m->wp_nblk; i++) free(m->wp_blk[i]);
   free(m->wp_blk);
   map64_free(&m->wp_map);
+  free(m->fblk);
   free(m->blk);
   free(m);
 }
