@@ -497,6 +497,21 @@ static void test_determinism_and_checkpoints(void **state) {
     assert_same_result(a, q);
     assert_same_result(a, cl);
     assert_same_result(a, cp);
+    /* reading the trace ahead on a second thread changes nothing, nor does a checkpoint copied
+     * into such a model part-way (its reader seeks) */
+    ooo_model *rd = ooo_new(&c, t, OOO_SID_STATS | OOO_READER, &err), *rc = ooo_new(&c, t, OOO_SID_STATS | OOO_READER, &err);
+    if (!rd || !rc) fail_msg("%s", err.msg);
+    run_to(rd, UINT64_MAX);
+    assert_same_result(a, rd);
+    ooo_model *mid = new_model(t, &c);
+    run_to(mid, n / 3);
+    run_to(rc, n / 2);
+    if (ooo_copy(rc, mid, &err)) fail_msg("%s", err.msg);
+    run_to(rc, UINT64_MAX);
+    assert_same_result(a, rc);
+    ooo_free(rd);
+    ooo_free(rc);
+    ooo_free(mid);
     print_message("%s: %llu cycles, state %zu bytes; checkpoint at %llu resumed identically\n", machines[k],
                   (unsigned long long)ooo_cycles(a), ooo_state_bytes(a), (unsigned long long)(n / 3));
     /* copies between different configurations are refused */

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
+#include "batch_pf.h"
 #include "trace.h"
 #include "util.h"
 
@@ -484,6 +485,96 @@ static void test_seek(void **state) {
   free(path);
   VEC_FREE(rf.in);
   VEC_FREE(rf.mem);
+  gen_free(&g);
+}
+
+/* The prefetching reader (batch_pf): the same instructions, accesses and indexes as the cursor it
+ * reads, on its thread or in line, across seeks (the read-ahead is dropped) and at the end. */
+typedef VEC(trace_insn) insn_vec;
+typedef VEC(trace_mem) mem_vec;
+
+static wi_rc next_plain(void *cur, trace_batch *b, wi_err *err) { return trace_cursor_next(cur, b, err); }
+
+static void collect(batch_pf *pf, uint64_t max, insn_vec *in, mem_vec *mem, uint64_t *first) {
+  wi_err err;
+  trace_batch b;
+  *first = UINT64_MAX;
+  while (in->n < max) {
+    assert_int_equal(batch_pf_next(pf, &b, &err), WI_OK);
+    if (!b.n) break;
+    if (*first == UINT64_MAX) *first = b.first_index;
+    assert_int_equal(b.first_index, *first + in->n); /* consecutive */
+    for (size_t i = 0; i < b.n; i++) {
+      trace_insn x = b.insns[i];
+      x.mem_off = (uint32_t)mem->n;
+      for (uint32_t j = 0; j < x.n_mem; j++) VEC_PUSH(*mem, b.mems[b.insns[i].mem_off + j]);
+      VEC_PUSH(*in, x);
+    }
+  }
+}
+
+static void test_batch_reader(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed();
+  wi_rng r;
+  rng_seed(&r, seed ^ 0x3333);
+  gen g;
+  gen_make(&g, rng_next(&r), 30000);
+  char *path = tu_tmp_path(".wtr");
+  trace_writer_opts o = {.chunk_insns = 900};
+  gen_write(&g, path, &o);
+  wi_err err;
+  trace_t *t = trace_open(path, &err);
+  assert_non_null(t);
+  uint64_t total = trace_get_info(t)->n_insns;
+  trace_cursor *c0 = trace_cursor_new(t, 0), *c1 = trace_cursor_new(t, 0);
+  batch_pf *inl = batch_pf_trace(c0, false), *thr = batch_pf_trace(c1, true);
+  assert_false(batch_pf_threaded(inl));
+  print_message("reader thread %s\n", batch_pf_threaded(thr) ? "running" : "not available (one CPU)");
+  for (int trial = 0; trial < 12; trial++) {
+    uint64_t k = trial == 0 ? 0 : trial == 1 ? total : rng_below(&r, total);
+    uint64_t len = trial < 3 ? UINT64_MAX : 1 + rng_below(&r, 8000);
+    if (trial) { /* the first trial reads from the start without a seek */
+      assert_int_equal(batch_pf_seek(inl, k, &err), WI_OK);
+      assert_int_equal(batch_pf_seek(thr, k, &err), WI_OK);
+    }
+    insn_vec ia = {0}, ib = {0};
+    mem_vec ma = {0}, mb = {0};
+    uint64_t fa, fb;
+    collect(inl, len, &ia, &ma, &fa);
+    collect(thr, len, &ib, &mb, &fb);
+    assert_int_equal(ia.n, ib.n);
+    assert_int_equal(ma.n, mb.n);
+    if (ia.n) {
+      assert_int_equal(fa, k);
+      assert_int_equal(fb, k);
+      assert_memory_equal(ia.a, ib.a, ia.n * sizeof *ia.a);
+    }
+    for (size_t i = 0; i < ma.n; i++) { /* field by field: the cursor leaves pad unset */
+      assert_int_equal(ma.a[i].addr, mb.a[i].addr);
+      assert_int_equal(ma.a[i].size, mb.a[i].size);
+      assert_int_equal(ma.a[i].is_store, mb.a[i].is_store);
+    }
+    if (len == UINT64_MAX) assert_int_equal(ia.n, total - k); /* read to the end */
+    VEC_FREE(ia);
+    VEC_FREE(ib);
+    VEC_FREE(ma);
+    VEC_FREE(mb);
+  }
+  assert_int_equal(batch_pf_seek(thr, total + 1, &err), WI_EINVAL); /* the cursor's own errors */
+  batch_pf_free(inl);
+  batch_pf_free(thr); /* with batches read ahead and a producer possibly waiting for room */
+  trace_cursor_free(c0);
+  trace_cursor_free(c1);
+  /* a reader over a cursor that cannot seek says so */
+  trace_cursor *c2 = trace_cursor_new(t, 0);
+  batch_pf *ns = batch_pf_new(c2, next_plain, NULL, true);
+  assert_int_equal(batch_pf_seek(ns, 0, &err), WI_ESTATE);
+  batch_pf_free(ns);
+  trace_cursor_free(c2);
+  trace_close(t);
+  unlink(path);
+  free(path);
   gen_free(&g);
 }
 
@@ -1076,6 +1167,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_roundtrip_random),
     cmocka_unit_test(test_seek),
+    cmocka_unit_test(test_batch_reader),
     cmocka_unit_test(test_rep_collapse),
     cmocka_unit_test(test_empty_and_misuse),
     cmocka_unit_test(test_copy_stream),

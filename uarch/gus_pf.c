@@ -1,108 +1,18 @@
-/* gus_pf.c — a prefetching cursor over a Gus instruction source: a second thread reads (decodes)
- * batches ahead into a small ring of copies, so the model thread never waits for decompression
- * and decoding. The batches and their order are exactly the source's: results cannot differ. */
+/* gus_pf.c — a prefetching cursor over a Gus instruction source: the source's cursor read
+ * through core's batch_pf (a second thread decodes batches ahead). The batches and their order
+ * are exactly the source's: results cannot differ. */
 #include "gus.h"
 #include "gus_int.h"
 
-#include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
-#include <string.h>
 
-#define PF_SLOTS 8 /* batches in the ring (~2 ms of model work): rides out the reader being descheduled */
-#define PF_WAKE 4 /* a full reader is woken once this few batches are left unread (fewer wake-ups) */
-
-typedef struct pf_slot {
-  trace_insn *insns;
-  trace_mem *mems;
-  size_t icap, mcap; /* capacities (entries) */
-  size_t n;
-  uint64_t first_index;
-} pf_slot;
+#include "batch_pf.h"
 
 struct gus_pf {
   const gus_source *src;
-  void *cur;       /* the source cursor: only the producer thread touches it once started */
-  bool threaded;   /* false: the thread could not be started; gus_pf_next reads in line */
-  pthread_t th;
-  pthread_mutex_t mu;
-  pthread_cond_t cv_data, cv_room;
-  pf_slot slot[PF_SLOTS];
-  uint64_t head, tail; /* batches taken by the consumer / filled by the producer */
-  bool held;           /* the consumer holds slot[head % PF_SLOTS] (returned, not yet released) */
-  bool done, stop, cons_wait, prod_wait;
-  wi_rc rc;            /* the producer's end: WI_OK at the end of the source, else its error */
-  wi_err err;
+  void *cur; /* the source's cursor */
+  batch_pf *rd;
 };
-
-/* Copy batch b into slot s; mem_off is rebased to the copied accesses. */
-static void pf_copy(pf_slot *s, const trace_batch *b) {
-  uint64_t lo = UINT64_MAX, hi = 0;
-  for (size_t i = 0; i < b->n; i++) {
-    const trace_insn *t = &b->insns[i];
-    if (!t->n_mem) continue;
-    if (t->mem_off < lo) lo = t->mem_off;
-    if ((uint64_t)t->mem_off + t->n_mem > hi) hi = (uint64_t)t->mem_off + t->n_mem;
-  }
-  if (lo > hi) lo = hi = 0;
-  if (b->n > s->icap) {
-    s->icap = b->n;
-    free(s->insns);
-    s->insns = xmalloc(s->icap * sizeof *s->insns);
-  }
-  size_t nm = (size_t)(hi - lo);
-  if (nm > s->mcap || !s->mems) {
-    s->mcap = nm ? nm : 1; /* never NULL: the model forms mems + mem_off */
-    free(s->mems);
-    s->mems = xmalloc(s->mcap * sizeof *s->mems);
-  }
-  if (b->n) memcpy(s->insns, b->insns, b->n * sizeof *s->insns);
-  if (nm) memcpy(s->mems, b->mems + lo, nm * sizeof *s->mems);
-  if (lo)
-    for (size_t i = 0; i < b->n; i++) s->insns[i].mem_off -= (uint32_t)lo;
-  s->n = b->n;
-  s->first_index = b->first_index;
-}
-
-static void *pf_main(void *arg) {
-  gus_pf *pf = arg;
-  for (;;) {
-    pthread_mutex_lock(&pf->mu);
-    while (pf->tail - pf->head >= PF_SLOTS && !pf->stop) {
-      pf->prod_wait = true;
-      pthread_cond_wait(&pf->cv_room, &pf->mu);
-    }
-    pf->prod_wait = false;
-    bool stop = pf->stop;
-    pf_slot *s = &pf->slot[pf->tail % PF_SLOTS]; /* free: the consumer is at most PF_SLOTS - 1 behind */
-    pthread_mutex_unlock(&pf->mu);
-    if (stop) return NULL;
-    trace_batch b;
-    wi_err err = {0};
-    wi_rc rc = pf->src->next(pf->cur, &b, &err);
-    if (rc == WI_OK && b.n) pf_copy(s, &b);
-    pthread_mutex_lock(&pf->mu);
-    if (rc != WI_OK || !b.n) {
-      pf->done = true;
-      pf->rc = rc;
-      pf->err = err;
-    } else {
-      pf->tail++;
-    }
-    if (pf->cons_wait) pthread_cond_signal(&pf->cv_data);
-    bool end = pf->done;
-    pthread_mutex_unlock(&pf->mu);
-    if (end) return NULL;
-  }
-}
-
-/* Whether this thread may run on two CPUs or more: with one, a reader thread only takes turns
- * with the model (and costs the copies and the switches). */
-static bool pf_two_cpus(void) {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return true;
-  return CPU_COUNT(&set) >= 2;
-}
 
 gus_pf *gus_pf_open(const gus_source *src, bool threaded, wi_err *err) {
   void *cur = src->open(src->ctx, err);
@@ -110,67 +20,15 @@ gus_pf *gus_pf_open(const gus_source *src, bool threaded, wi_err *err) {
   gus_pf *pf = xcalloc(1, sizeof *pf);
   pf->src = src;
   pf->cur = cur;
-  if (threaded && pf_two_cpus()) {
-    pthread_mutex_init(&pf->mu, NULL);
-    pthread_cond_init(&pf->cv_data, NULL);
-    pthread_cond_init(&pf->cv_room, NULL);
-    pf->threaded = pthread_create(&pf->th, NULL, pf_main, pf) == 0;
-    if (!pf->threaded) {
-      /* no thread (resource limits): read in line, same batches */
-      pthread_cond_destroy(&pf->cv_room);
-      pthread_cond_destroy(&pf->cv_data);
-      pthread_mutex_destroy(&pf->mu);
-    }
-  }
+  pf->rd = batch_pf_new(cur, src->next, NULL, threaded);
   return pf;
 }
 
-wi_rc gus_pf_next(gus_pf *pf, trace_batch *b, wi_err *err) {
-  if (!pf->threaded) return pf->src->next(pf->cur, b, err);
-  pthread_mutex_lock(&pf->mu);
-  if (pf->held) {
-    pf->head++;
-    pf->held = false;
-    if (pf->prod_wait && pf->tail - pf->head <= PF_WAKE) pthread_cond_signal(&pf->cv_room);
-  }
-  while (pf->head == pf->tail && !pf->done) {
-    pf->cons_wait = true;
-    pthread_cond_wait(&pf->cv_data, &pf->mu);
-  }
-  pf->cons_wait = false;
-  wi_rc rc = WI_OK;
-  memset(b, 0, sizeof *b);
-  if (pf->head != pf->tail) {
-    const pf_slot *s = &pf->slot[pf->head % PF_SLOTS];
-    b->insns = s->insns;
-    b->mems = s->mems;
-    b->n = s->n;
-    b->first_index = s->first_index;
-    pf->held = true;
-  } else if (pf->rc != WI_OK) {
-    rc = pf->rc;
-    if (err) *err = pf->err;
-  }
-  pthread_mutex_unlock(&pf->mu);
-  return rc;
-}
+wi_rc gus_pf_next(gus_pf *pf, trace_batch *b, wi_err *err) { return batch_pf_next(pf->rd, b, err); }
 
 void gus_pf_close(gus_pf *pf) {
   if (!pf) return;
-  if (pf->threaded) {
-    pthread_mutex_lock(&pf->mu);
-    pf->stop = true;
-    pthread_cond_signal(&pf->cv_room);
-    pthread_mutex_unlock(&pf->mu);
-    pthread_join(pf->th, NULL);
-    pthread_cond_destroy(&pf->cv_room);
-    pthread_cond_destroy(&pf->cv_data);
-    pthread_mutex_destroy(&pf->mu);
-  }
+  batch_pf_free(pf->rd); /* stops the reader before the cursor goes */
   pf->src->close(pf->cur);
-  for (int i = 0; i < PF_SLOTS; i++) {
-    free(pf->slot[i].insns);
-    free(pf->slot[i].mems);
-  }
   free(pf);
 }

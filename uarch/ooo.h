@@ -261,7 +261,13 @@ typedef struct ooo_model ooo_model;
 /* OOO_NO_LEAN: rename builds every instruction through its general path (no lean copies for
  * instructions of one computation micro-op, no prebuilt micro-op and ROB words, no shortcut for
  * a rename blocked in the last cycle) (same results, slower; for tests). */
-enum { OOO_SID_STATS = 1 << 0, OOO_NO_PLAN_CACHE = 1 << 1, OOO_NO_SQ_BOUND = 1 << 2, OOO_NO_LEAN = 1 << 3 };
+/* OOO_READER: read (decompress and decode) the trace ahead on a second thread when the process
+ * may run on two CPUs (core/batch_pf.h; same results). For a model that runs alone: clones do
+ * not inherit it, so parallel replays do not each start a reader. */
+enum {
+  OOO_SID_STATS = 1 << 0, OOO_NO_PLAN_CACHE = 1 << 1, OOO_NO_SQ_BOUND = 1 << 2, OOO_NO_LEAN = 1 << 3,
+  OOO_READER = 1 << 4
+};
 
 /* Create a model over trace t (which must outlive it) with configuration cfg (copied).
  * Checks the configuration. Returns NULL and fills err on failure. Free with ooo_free. */

@@ -16,7 +16,7 @@ bool oo_fill_window(ooo_model *restrict m) {
   if (st->win_fetch < st->win_fill) return true;
   if (st->trace_end) return false;
   if (st->need_seek) {
-    if (trace_cursor_seek(m->cur, st->next_index, &m->err)) {
+    if (batch_pf_seek(m->rd, st->next_index, &m->err)) {
       m->failed = true;
       return false;
     }
@@ -37,7 +37,7 @@ bool oo_fill_window(ooo_model *restrict m) {
       st->mem_fill = mem_fill;
       st->next_index = next_index;
       m->batch_pos = pos;
-      if (trace_cursor_next(m->cur, &m->batch, &m->err)) {
+      if (batch_pf_next(m->rd, &m->batch, &m->err)) {
         m->failed = true;
         return false;
       }

@@ -28,6 +28,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "batch_pf.h"
 #include "decode.h"
 #include "ooo.h"
 #include "ras.h"
@@ -467,6 +468,7 @@ struct ooo_model {
   ooo_sid_stats *sid_stats; /* n_static, or NULL */
   /* not state */
   trace_cursor *cur;
+  batch_pf *rd;             /* reads cur (on a second thread with OOO_READER) */
   trace_batch batch;
   size_t batch_pos;
   dec_cache *dcache;

@@ -392,6 +392,7 @@ ooo_model *ooo_new(const ooo_config *cfg, const trace_t *t, unsigned flags, wi_e
 
   /* Not state. */
   m->cur = trace_cursor_new(t, 0);
+  m->rd = batch_pf_trace(m->cur, (flags & OOO_READER) != 0);
   m->dcache = dec_cache_new(t);
   m->tmpl = xcalloc(m->n_static ? m->n_static : 1, sizeof(ooo_tmpl));
   m->tmpl_ok = xcalloc(m->n_static ? m->n_static : 1, 1);
@@ -409,6 +410,7 @@ ooo_model *ooo_new(const ooo_config *cfg, const trace_t *t, unsigned flags, wi_e
 void ooo_free(ooo_model *m) {
   if (!m) return;
   mem_free(m->memsys);
+  batch_pf_free(m->rd); /* stops the reader before its cursor goes */
   trace_cursor_free(m->cur);
   dec_cache_free(m->dcache);
   free(m->tmpl);
@@ -572,7 +574,7 @@ uint64_t ooo_fetched_index(const ooo_model *m) {
 
 wi_rc ooo_copy(ooo_model *dst, const ooo_model *src, wi_err *err) {
   if (dst == src) return WI_OK;
-  if (dst->trace != src->trace || dst->blk_bytes != src->blk_bytes || dst->flags != src->flags ||
+  if (dst->trace != src->trace || dst->blk_bytes != src->blk_bytes || ((dst->flags ^ src->flags) & ~(unsigned)OOO_READER) ||
       memcmp(&dst->cfg, &src->cfg, sizeof dst->cfg))
     return wi_fail(err, WI_EINVAL, "ooo_copy: the models differ in configuration, trace or flags");
   memcpy(dst->blk, src->blk, src->blk_bytes);
@@ -587,7 +589,7 @@ wi_rc ooo_copy(ooo_model *dst, const ooo_model *src, wi_err *err) {
 }
 
 ooo_model *ooo_clone(const ooo_model *src, wi_err *err) {
-  ooo_model *m = ooo_new(&src->cfg, src->trace, src->flags, err);
+  ooo_model *m = ooo_new(&src->cfg, src->trace, src->flags & ~(unsigned)OOO_READER, err);
   if (!m) return NULL;
   if (ooo_copy(m, src, err)) {
     ooo_free(m);
