@@ -19,7 +19,7 @@ wi_rc mfir_build(const trace_t *t, const ooo_config *cfg, const mfir_build_opts 
     ooo_config_default(&def);
     cfg = &def;
   }
-  ooo_model *m = ooo_new(cfg, t, OOO_READER, err);
+  ooo_model *m = ooo_new(cfg, t, 0, err);
   if (!m) return err->rc;
   double t0 = wi_now();
   wi_rc rc = WI_OK;

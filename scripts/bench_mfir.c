@@ -50,7 +50,7 @@ static double cpu_now(void) {
 
 static wi_rc model_only(const trace_t *t, const ooo_config *cfg, uint64_t end, double *secs, uint64_t *insns,
                         wi_err *err) {
-  ooo_model *m = ooo_new(cfg, t, OOO_READER, err); /* as mfir_build */
+  ooo_model *m = ooo_new(cfg, t, 0, err);
   if (!m) return err->rc;
   double t0 = wi_now();
   wi_rc rc = ooo_run(m, end, err);

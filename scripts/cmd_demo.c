@@ -125,7 +125,7 @@ static void on_issue(void *ctx, const ooo_ev *e) {
 /* Micro-ops issued per port in a run of the baseline configuration (both paths). */
 static wi_rc port_usage(const trace_t *t, const ooo_config *cfg, port_count *pc, wi_err *err) {
   memset(pc, 0, sizeof *pc);
-  ooo_model *m = ooo_new(cfg, t, OOO_READER, err);
+  ooo_model *m = ooo_new(cfg, t, 0, err);
   if (!m) return err->rc;
   ooo_observer obs;
   memset(&obs, 0, sizeof obs);

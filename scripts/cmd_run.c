@@ -79,7 +79,7 @@ int cmd_run(int argc, char **argv) {
   trace_t *t = trace_open(path, &err);
   if (!t) return cli_fail(&err);
   /* per-sid statistics also make the load-level breakdown exact (memory-system miss events) */
-  ooo_model *m = ooo_new(&cfg, t, OOO_SID_STATS | OOO_READER, &err);
+  ooo_model *m = ooo_new(&cfg, t, OOO_SID_STATS, &err);
   if (!m) {
     trace_close(t);
     return cli_fail(&err);

@@ -263,7 +263,9 @@ typedef struct ooo_model ooo_model;
  * a rename blocked in the last cycle) (same results, slower; for tests). */
 /* OOO_READER: read (decompress and decode) the trace ahead on a second thread when the process
  * may run on two CPUs (core/batch_pf.h; same results). For a model that runs alone: clones do
- * not inherit it, so parallel replays do not each start a reader. */
+ * not inherit it, so parallel replays do not each start a reader. Off in the commands: reading
+ * is ~5% of the model's host instructions, and on the 2-CPU development machine the hand-off
+ * cost as much as it saved (whatif bench run --reader). */
 enum {
   OOO_SID_STATS = 1 << 0, OOO_NO_PLAN_CACHE = 1 << 1, OOO_NO_SQ_BOUND = 1 << 2, OOO_NO_LEAN = 1 << 3,
   OOO_READER = 1 << 4
