@@ -169,6 +169,12 @@ static void test_tage_reference(void **state) {
      * in the first group of eight) */
     if (cfg == 1) p->c.tage_tables = 12, p->c.tage_bits = 11, p->c.tage_tag_bits = 12;
     if (cfg == 2) p->c.tage_tables = 5, p->c.tage_bits = 9, p->c.tage_tag_bits = 10;
+    /* nine to twelve tables with the copy: tables 9..12 update as one packed vector (index and
+     * tag folds of different widths; unused lanes with 9..11 tables), narrowest and widest */
+    if (cfg == 3) p->c.tage_tables = 9, p->c.tage_bits = 4, p->c.tage_tag_bits = 5;
+    if (cfg == 4) p->c.tage_tables = 11, p->c.tage_bits = 15, p->c.tage_tag_bits = 16;
+    if (cfg == 5) p->c.tage_tables = 10, p->c.tage_bits = 7 + (uint32_t)rng_below(&r, 6),
+                  p->c.tage_tag_bits = p->c.tage_bits + 1;
     bp_geom_init(&p->g, &p->c);
     p->ops = bp_ops_of(BP_TAGE);
     p->st = xcalloc(1, p->ops->state_bytes(&p->c));

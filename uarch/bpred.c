@@ -144,6 +144,15 @@ void bp_geom_init(bp_geom *g, const bp_config *c) {
   }
   for (uint32_t l = n; l < BP_TAGE_MAX; l++) g->rneg[l] = -1;
   g->same2 = c->tage_tag_bits - 1 == c->tage_bits;
+  for (uint32_t k = 0; k < 4; k++) { /* (clen >= 4: 1 << (17 - clen) fits 16 bits) */
+    const uint32_t fi = BP_FOLD_IDX + 8 + k, ft = BP_FOLD_TAG0 + 8 + k;
+    g->pk_outm[k] = g->outm16[fi];
+    g->pk_outm[4 + k] = g->outm16[ft];
+    g->pk_cmask[k] = g->cmask16[fi];
+    g->pk_cmask[4 + k] = g->cmask16[ft];
+    g->pk_ov[k] = (uint16_t)(1u << (17 - c->tage_bits));
+    g->pk_ov[4 + k] = (uint16_t)(1u << (17 - c->tage_tag_bits));
+  }
   g->tage_tab = tage_tab_off(c);
   g->tage_n = n < BP_TAGE_MAX ? n : BP_TAGE_MAX;
   g->bim_shift = c->bimodal_bits;

@@ -148,6 +148,11 @@ typedef struct bp_geom {
   ptrdiff_t rneg[BP_TAGE_MAX];      /* -olen of the lane's table: where its leaving bit is in the
                                        ring, from the newest bit (-1 for lanes past the last
                                        table: a 16-bit read there stays inside the ring) */
+  /* TAGE, nine to twelve tables with same2 (the default twelve): the index and first tag folds
+   * of tables 9..12 updated as one vector (lanes 0..3: index folds, 4..7: tag folds), with
+   * their outm16, cmask16 and 1 << (17 - clen) (the overflow bit fold >> (clen - 1) as one
+   * unsigned high multiply, the two halves having different widths). */
+  uint16_t pk_outm[8], pk_cmask[8], pk_ov[8];
 } bp_geom;
 
 void bp_geom_init(bp_geom *g, const bp_config *c);
@@ -222,6 +227,25 @@ static inline void bp_hist_fold8(const bp_geom *g, bp_hist *h, const uint8_t *r,
   }
 }
 
+#if defined(__SSE2__)
+/* (internal to bp_hist_push) bp_hist_fold8 from lane 8 without upper, with same2, for the index
+ * and first tag folds packed in one vector (pk_*: four lanes each; the leaving bit is the
+ * table's in both halves); the second tag folds take the index folds' result. Lanes 12..15 of
+ * each block are not written (they stay 0: unused). */
+static inline void bp_hist_fold4x2(const bp_geom *g, bp_hist *h, const uint8_t *r, bp_v8 vb) {
+  const __m128i o4 = (__m128i)bp_hist_leave8(g, r, 8, false);
+  const bp_v8 out = -(bp_v8)_mm_unpacklo_epi64(o4, o4); /* all ones where the leaving bit is set */
+  const __m128i lo = _mm_loadl_epi64((const __m128i *)&h->fold[BP_FOLD_IDX + 8]);
+  const __m128i hi = _mm_loadl_epi64((const __m128i *)&h->fold[BP_FOLD_TAG0 + 8]);
+  bp_v8 f = (bp_v8)_mm_unpacklo_epi64(lo, hi);
+  const bp_v8 ov = (bp_v8)_mm_mulhi_epu16((__m128i)f, (__m128i)bp_v8_load(g->pk_ov));
+  f = (((f << 1) | vb) ^ (bp_v8_load(g->pk_outm) & out) ^ ov) & bp_v8_load(g->pk_cmask);
+  _mm_storel_epi64((__m128i *)&h->fold[BP_FOLD_IDX + 8], (__m128i)f);
+  _mm_storel_epi64((__m128i *)&h->fold[BP_FOLD_TAG1 + 8], (__m128i)f);
+  _mm_storel_epi64((__m128i *)&h->fold[BP_FOLD_TAG0 + 8], _mm_unpackhi_epi64((__m128i)f, (__m128i)f));
+}
+#endif
+
 /* Push one outcome bit for the branch at pc (always inline: fetch pushes one for every branch, and
  * GCC leaves it out of line in the big fetch loops otherwise). */
 static inline __attribute__((always_inline)) void bp_hist_push(const bp_geom *g, bp_hist *h, uint8_t *ring,
@@ -244,6 +268,12 @@ static inline __attribute__((always_inline)) void bp_hist_push(const bp_geom *g,
   const uint32_t nq = g->nquad;
   if (g->same2) {
     bp_hist_fold8(g, h, r, 0, vb, nq > 1, true);
+#if defined(__SSE2__)
+    if (nq == 3) {
+      bp_hist_fold4x2(g, h, r, vb);
+      return;
+    }
+#endif
     if (nq > 2) bp_hist_fold8(g, h, r, 8, vb, nq > 3, true);
   } else {
     bp_hist_fold8(g, h, r, 0, vb, nq > 1, false);

@@ -24,15 +24,25 @@ bool oo_fill_window(ooo_model *restrict m) {
     m->batch_pos = 0;
     st->need_seek = false;
   }
-  /* The fill and read positions live in locals (the window stores would make the compiler
-   * reload them per instruction); written back before anything outside runs (cursor, filter). */
+  /* The fill and read positions, the batch and the rings live in locals (the window stores
+   * would make the compiler reload them per instruction); the positions are written back before
+   * anything outside runs (cursor, filter), the batch reloaded after the cursor. At most 64
+   * instructions per call, and no further than the window's room: one bound on win_fill (an
+   * instruction the filter drops takes no window entry). */
   const uint64_t mem_cap = (uint64_t)m->mem_mask + 1, win_lim = st->win_head + m->win_cap;
-  const uint64_t mem_lim = st->mem_head + mem_cap;
+  const uint64_t mem_lim = st->mem_head + mem_cap, mem_mask = m->mem_mask, win_mask = m->win_mask;
   uint64_t win_fill = st->win_fill, mem_fill = st->mem_fill, next_index = st->next_index;
+  const uint64_t fill_lim = win_lim - win_fill > 64 && win_lim > win_fill ? win_fill + 64 : win_lim;
+  ooo_win *const win = m->win;
+  trace_mem *const dst = m->mem;
+  const trace_insn *insns = m->batch.insns;
+  const trace_mem *mems = m->batch.mems;
+  size_t bn = m->batch.n;
+  uint64_t first = m->batch.first_index;
   size_t pos = m->batch_pos;
   bool end = false;
-  for (uint32_t filled = 0; filled < 64 && win_fill < win_lim;) {
-    if (pos >= m->batch.n) {
+  while (win_fill < fill_lim) {
+    if (pos >= bn) {
       st->win_fill = win_fill;
       st->mem_fill = mem_fill;
       st->next_index = next_index;
@@ -42,19 +52,23 @@ bool oo_fill_window(ooo_model *restrict m) {
         return false;
       }
       pos = 0;
-      if (!m->batch.n) {
+      insns = m->batch.insns;
+      mems = m->batch.mems;
+      bn = m->batch.n;
+      first = m->batch.first_index;
+      if (!bn) {
         end = true;
         break;
       }
     }
-    const trace_insn *ti = &m->batch.insns[pos];
-    const uint64_t index = m->batch.first_index + pos;
+    const trace_insn *ti = &insns[pos];
+    const uint64_t index = first + pos;
     const uint32_t nm = ti->n_mem < OOO_WIN_MEM ? ti->n_mem : OOO_WIN_MEM;
     if (mem_fill + nm > mem_lim) break;
     pos++;
     next_index = index + 1;
     if (ti->flags & TI_LAST) end = true;
-    ooo_win *w = oo_win(m, win_fill);
+    ooo_win *w = &win[win_fill & win_mask];
     if (__builtin_expect(m->filter != NULL, 0)) {
       st->win_fill = win_fill;
       st->mem_fill = mem_fill;
@@ -85,21 +99,19 @@ bool oo_fill_window(ooo_model *restrict m) {
     if (nm) {
       /* most instructions make one or two accesses: element copies (a memcpy of a variable
        * size becomes `rep movs`, slow to start for 16 or 32 bytes) */
-      const trace_mem *src = m->batch.mems + ti->mem_off;
-      const uint64_t at = mem_fill & m->mem_mask;
-      trace_mem *dst = m->mem;
+      const trace_mem *src = mems + ti->mem_off;
+      const uint64_t at = mem_fill & mem_mask;
       if (nm <= 2 && at + 2 <= mem_cap) {
         dst[at] = src[0];
         if (nm == 2) dst[at + 1] = src[1];
       } else if (at + nm <= mem_cap) {
         memcpy(&dst[at], src, nm * sizeof *src);
       } else {
-        for (uint32_t i = 0; i < nm; i++) dst[(mem_fill + i) & m->mem_mask] = src[i];
+        for (uint32_t i = 0; i < nm; i++) dst[(mem_fill + i) & mem_mask] = src[i];
       }
     }
     mem_fill += nm;
     win_fill++;
-    filled++;
     if (end) break;
   }
   st->win_fill = win_fill;
@@ -274,9 +286,9 @@ fetch_branch(ooo_model *restrict m, ooo_state *st, uint64_t now, const ooo_tmpl 
     if (ptaken) btb_hit = bp_btb_lookup_inl(m->btb, bc, pc, &tmp);
     break;
   case BR_JUMP:
-  case BR_CALL:
+  case BR_CALL: /* (inline: calls and jumps are most branches of call-heavy code) */
     ptarget = t->target;
-    btb_hit = bp_btb_lookup(m->btb, bc, pc, &tmp);
+    btb_hit = bp_btb_lookup_inl(m->btb, bc, pc, &tmp);
     break;
   case BR_IND_JUMP:
   case BR_IND_CALL:
