@@ -246,19 +246,37 @@ static void squash_rob_fast(ooo_model *restrict m, uint64_t from, int cause) {
   const ooo_rob *f = oo_rob(m, from);
   uint64_t uop0 = f->uop0, undo0 = f->undo0, sq0 = f->sq0, serial = st->serial_fid;
   uint32_t n_lq = 0, n_int = 0, n_vec = 0, slots = 0, gates = 0;
-  for (uint64_t pos = from; pos < tail; pos++) {
-    const ooo_rob *r = oo_rob(m, pos);
-    n_lq += r->n_lq;
-    n_int += r->n_int;
-    n_vec += r->n_vec;
-    slots += r->slots;
-    gates += (r->flags & RF_GATE) != 0;
-    if (serial == r->fid) serial = OOO_FID_NONE;
+  /* the squashed entries are at most two contiguous runs of the ring: walked by pointer */
+  uint32_t i = (uint32_t)(from & m->rob_mask), n = (uint32_t)(tail - from);
+  while (n) {
+    uint32_t run = WI_MIN(n, m->rob_mask + 1 - i);
+    for (const ooo_rob *r = &m->rob[i], *e = r + run; r < e; r++) {
+      n_lq += r->n_lq;
+      n_int += r->n_int;
+      n_vec += r->n_vec;
+      slots += r->slots;
+      gates += (r->flags & RF_GATE) != 0;
+      serial = serial == r->fid ? OOO_FID_NONE : serial;
+    }
+    n -= run;
+    i = 0;
   }
-  for (uint64_t k = st->uop_tail; k-- > uop0;) squash_uop(m, (uint32_t)(k & m->uop_mask));
-  for (uint64_t j = st->undo_tail; j-- > undo0;) {
-    const ooo_undo *e = &m->undo[j & m->undo_mask];
-    m->map[e->reg] = e->old;
+  for (uint64_t k = st->uop_tail, left = k - uop0; left;) { /* youngest first, by contiguous runs */
+    uint32_t hi = (uint32_t)((k - 1) & m->uop_mask);
+    uint32_t run = (uint32_t)WI_MIN(left, (uint64_t)hi + 1);
+    for (uint32_t s = hi + 1; s-- > hi + 1 - run;) squash_uop(m, s);
+    k -= run;
+    left -= run;
+  }
+  /* youngest first, so each register ends with its oldest saved mapping; by contiguous runs */
+  const ooo_undo *restrict undo = m->undo;
+  ooo_map *restrict map = m->map;
+  for (uint64_t j = st->undo_tail, left = j - undo0; left;) {
+    uint32_t hi = (uint32_t)((j - 1) & m->undo_mask); /* the youngest left */
+    uint32_t run = (uint32_t)WI_MIN(left, (uint64_t)hi + 1);
+    for (uint32_t k = hi + 1; k-- > hi + 1 - run;) map[undo[k].reg] = undo[k].old;
+    j -= run;
+    left -= run;
   }
   for (uint64_t j = sq0; j < st->sq_tail; j++) store_filter_release(m, &m->sq[j & m->sq_mask]);
   st->rob_tail = from;
