@@ -25,10 +25,14 @@ typedef struct run_res {
   uint64_t warm_insns, warm_cycles; /* after the warm-up (the first 10% of the instructions) */
 } run_res;
 
-static char *write_trace(tbuild *tb) {
+/* End tb's stream with the instruction at `done`, write it to a temporary trace and free tb. */
+static char *finish_trace(tbuild *tb, uint64_t done) {
   wi_err err;
+  tb_exec(tb, done, NULL, 0);
+  assert_null(tb_error(tb));
   char *path = tu_tmp_path(".wtr");
   if (tb_write(tb, path, &err)) fail_msg("tb_write: %s", err.msg);
+  tb_free(tb);
   return path;
 }
 
@@ -94,9 +98,7 @@ static char *loop_trace(const char *line, int n, uint64_t iters, tb_mem_fn fn, v
   strcat(src, "  dec rcx\n  jnz loop\ndone:\n  nop\n");
   tbuild *tb = build(src);
   tb_loop(tb, "loop", "done", iters, fn, ctx);
-  tb_exec(tb, tb_label(tb, "done"), NULL, 0);
-  char *path = write_trace(tb);
-  tb_free(tb);
+  char *path = finish_trace(tb, tb_label(tb, "done"));
   free(src);
   return path;
 }
@@ -260,10 +262,7 @@ static char *random_branch_trace(uint64_t seed, int iters) {
     if (rng_below(&rng, 2)) tb_run(tb, jz + tb_len(tb, jz), skip, NULL, NULL);
     tb_run(tb, skip, done, NULL, NULL);
   }
-  tb_exec(tb, done, NULL, 0);
-  assert_null(tb_error(tb));
-  char *path = write_trace(tb);
-  tb_free(tb);
+  char *path = finish_trace(tb, done);
   return path;
 }
 
@@ -412,10 +411,7 @@ static char *walk_trace(uint64_t seed, int walks) {
     tb_exec(tb, dec, NULL, 0);
     tb_exec(tb, jnz, NULL, 0);
   }
-  tb_exec(tb, tb_label(tb, "done"), NULL, 0);
-  assert_null(tb_error(tb));
-  char *path = write_trace(tb);
-  tb_free(tb);
+  char *path = finish_trace(tb, tb_label(tb, "done"));
   return path;
 }
 
@@ -596,9 +592,7 @@ static void test_memory_ordering(void **state) {
     "  nop\n";
   tbuild *tb = build(src);
   tb_loop(tb, "loop", "done", 2000, same_addr, NULL);
-  tb_exec(tb, tb_label(tb, "done"), NULL, 0);
-  char *path = write_trace(tb);
-  tb_free(tb);
+  char *path = finish_trace(tb, tb_label(tb, "done"));
   ooo_config c;
   ooo_config_default(&c);
   c.core.mem_dep = MDP_SPECULATE;
@@ -1011,10 +1005,7 @@ static void test_unit_skip(void **state) {
     }
     tb_run(tb, skip, done, NULL, NULL);
   }
-  tb_exec(tb, done, NULL, 0);
-  assert_null(tb_error(tb));
-  char *path = write_trace(tb);
-  tb_free(tb);
+  char *path = finish_trace(tb, done);
   wi_err err;
   trace_t *t = tu_open_trace(path);
   uint64_t n = trace_get_info(t)->n_insns;
@@ -1065,10 +1056,7 @@ static void test_rep_string(void **state) {
       tb_exec(tb, copy, a, 2);
     }
   }
-  tb_exec(tb, done, NULL, 0);
-  assert_null(tb_error(tb));
-  char *path = write_trace(tb);
-  tb_free(tb);
+  char *path = finish_trace(tb, done);
   ooo_config c;
   ooo_config_default(&c);
   run_res r = run_default(path);
@@ -1225,10 +1213,7 @@ static char *branch_loop_trace(tbuild *tb, tb_mem_fn fn, void *ctx, uint64_t see
     if (rng_below(&rng, 2)) tb_run(tb, tb_label(tb, "rmw"), skip, fn, ctx);
     tb_run(tb, skip, done, fn, ctx);
   }
-  tb_exec(tb, done, NULL, 0);
-  assert_null(tb_error(tb));
-  char *path = write_trace(tb);
-  tb_free(tb);
+  char *path = finish_trace(tb, done);
   return path;
 }
 
@@ -1447,6 +1432,96 @@ static void test_sq_search_bound(void **state) {
   free(path);
 }
 
+/* Wrong-path fetch has a block path (no filter, no fetch observer: cached straight-line runs,
+ * the line check only where a line starts, conditional TAGE branches inline) and the
+ * per-instruction path an observer takes; both must fetch the same instructions in the same
+ * cycles. Long runs on both sides of a random branch, with loads (one instruction with two) and
+ * instructions of several lengths across lines, under front ends that cut blocks at every limit. */
+static const char *const wpblk_src =
+  "loop:\n"
+  "  mov rax, [rsi]\n"
+  "  test rax, rax\n"
+  "br:\n"
+  "  jz skip\n"
+  "rmw:\n"
+  "  add rbx, 1\n"
+  "  mov r9, [rdi+8]\n"
+  "  add rbx, 0x12345678\n"
+  "  imul r10, r10, 3\n"
+  "  add r11, [rdi+16]\n"
+  "  lea r12, [r12+r13*4+0x100]\n"
+  "  add rbx, 3\n"
+  "  movabs r14, 0x1122334455667788\n"
+  "  add rbx, 4\n"
+  "  add r15, [rdi+24]\n"
+  "  add [rdi+40], rbx\n"
+  "  add rbx, 5\n"
+  "skip:\n"
+  "  add rdx, rbx\n"
+  "  mov r8, [rdi]\n"
+  "  add rdx, 0x7654321\n"
+  "  xor r9, r9\n"
+  "  push qword ptr [rdi+48]\n"
+  "  pop r9\n"
+  "  add rdx, [rdi+32]\n"
+  "  movabs r13, 0x8877665544332211\n"
+  "  add rdx, 7\n"
+  "  imul rdi, rdi, 1\n"
+  "  add rdx, 8\n"
+  "  mov [rdi+8], rbx\n"
+  "  dec rcx\n"
+  "  jnz loop\n"
+  "done:\n"
+  "  nop\n";
+
+/* Addresses walk over 1 MiB in lines, so where a wrong-path access goes (the last address of
+ * its PC) changes what hits. */
+static void wpblk_addr(void *ctx, uint64_t pc, int slot, uint64_t *addr, uint32_t *size, bool *is_store) {
+  uint64_t *n = ctx;
+  (void)pc;
+  (void)size;
+  (void)is_store;
+  *addr = 0x20000000ULL + 64 * (wi_mix64(++*n) % 16384) + 8 * (uint64_t)slot;
+}
+
+static void test_wrong_path_blocks(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed();
+  uint64_t an = 0;
+  char *path = branch_loop_trace(build(wpblk_src), wpblk_addr, &an, seed, 1200);
+  trace_t *t = tu_open_trace(path);
+  wi_err err;
+  for (int k = 0; k < 8; k++) {
+    ooo_config c;
+    if (machine_load(k == 7 ? "stress" : "golden_cove", &c, &err)) fail_msg("%s", err.msg);
+    if (k == 1) c.fe.fetch_width = 3;           /* blocks cut by the width */
+    if (k == 2) c.fe.fetch_bytes = 16;          /* by the bytes */
+    if (k == 3) c.fe.fetch_queue = 12;          /* by the queue */
+    if (k == 4) {                               /* by the wrong-path cap */
+      c.fe.wrong_path = WP_CAP;
+      c.fe.wrong_path_cap = 5;
+    }
+    if (k == 5) c.fe.fetch_taken = 1;           /* by taken branches */
+    if (k == 6) c.fe.uop_cache_lines = 0;       /* every line through the I-cache */
+    ooo_model *plain;
+    obs_ctx oc;
+    ooo_model *m = run_observed(t, &c, &oc, &plain); /* asserts identical results */
+    for (int lv = 0; lv < 4; lv++) /* and the same cache accesses (the I-cache lines fetched) */
+      assert_memory_equal(mem_stats(ooo_get_mem(m), lv), mem_stats(ooo_get_mem(plain), lv), sizeof(mem_level_stats));
+    const ooo_stats *s = ooo_get_stats(plain);
+    print_message("front end %d: %llu committed, %llu wrong-path fetched, %llu mispredicts\n", k,
+                  (unsigned long long)s->insns, (unsigned long long)s->fetched[1],
+                  (unsigned long long)s->mispredicts[BR_COND]);
+    assert_true(s->mispredicts[BR_COND] > 200);
+    assert_true(s->fetched[1] > 5 * s->mispredicts[BR_COND] - 1); /* the wrong path was fetched */
+    ooo_free(m);
+    ooo_free(plain);
+  }
+  trace_close(t);
+  unlink(path);
+  free(path);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_dependent_add_chain),
@@ -1472,6 +1547,7 @@ int main(void) {
     cmocka_unit_test(test_plan_cache),
     cmocka_unit_test(test_squash_paths),
     cmocka_unit_test(test_sq_search_bound),
+    cmocka_unit_test(test_wrong_path_blocks),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
