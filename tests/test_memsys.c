@@ -737,6 +737,31 @@ static void test_inclusion(void **state) {
   }
 }
 
+/* A way emptied by a back-invalidation is the next fill's place: the fill that caused it
+ * lands there at the L1 without evicting the set's least recently used line. (Free ways are
+ * found from the set's hash bytes, so this fails if an invalidation leaves its way's byte.) */
+static void test_free_way_reuse(void **state) {
+  (void)state;
+  mem_config c;
+  test_config(&c);
+  c.llc = (cache_config){65536, 4, 64, 50, 64, 0, REPL_LRU, PF_NONE, 0, true};
+  c.l2 = (cache_config){16384, 4, 64, 16, 32, 0, REPL_LRU, PF_NONE, 0, false};
+  c.l1d = (cache_config){4096, 4, 64, 5, 16, 0, REPL_LRU, PF_NONE, 0, false};
+  harness *h = h_new(&c);
+  uint64_t x = 0xB0000000, conflict = 256ull * 64; /* same set at every level */
+  for (uint32_t k = 0; k < 4; k++) h_access(h, x + k * conflict, 1, MREQ_LOAD); /* sets full */
+  /* x becomes the L1's most recently used line but stays the LLC's least recently used. */
+  assert_int_equal(h_access(h, x, 1, MREQ_LOAD), c.l1d.latency);
+  uint64_t ev = mem_stats(h->m, 1)->evictions; /* level 1: the L1D */
+  /* The LLC fill of a fifth line evicts x there and back-invalidates it in the L1 and L2;
+   * the L1 fill then takes x's way, not that of x + conflict (the L1's LRU line). */
+  h_access(h, x + 4 * conflict, 1, MREQ_LOAD);
+  assert_int_equal(mem_stats(h->m, 1)->evictions - ev, 1); /* x's back-invalidation */
+  for (uint32_t k = 1; k <= 4; k++)
+    assert_int_equal(h_access(h, x + k * conflict, 1, MREQ_LOAD), c.l1d.latency);
+  h_free(h);
+}
+
 /* A non-inclusive LLC is filled with L2 victims, so L2 + LLC hold a footprint larger than
  * either; an inclusive LLC (filled from memory) duplicates the L2 and the same chase thrashes. */
 static void test_victim_llc(void **state) {
@@ -1254,6 +1279,7 @@ int main(void) {
       cmocka_unit_test(test_tlb),
       cmocka_unit_test(test_tlb_lru),
       cmocka_unit_test(test_inclusion),
+      cmocka_unit_test(test_free_way_reuse),
       cmocka_unit_test(test_victim_llc),
       cmocka_unit_test(test_perfect),
       cmocka_unit_test(test_wrong_path),

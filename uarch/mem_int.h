@@ -42,13 +42,11 @@ enum {
  * level's MSHR for that line fills. Exactly one MSHR per chain (the deepest) owns a FILL
  * event, or, at the LLC, a DRAM read. */
 typedef struct mem_mshr {
-  uint64_t line;        /* line address */
   uint64_t fid;         /* first demand requester's flow (UINT64_MAX for a prefetch) */
-  uint64_t trig_fid;    /* prefetch: the flow whose access triggered it */
   uint64_t alloc;       /* cycle allocated */
-  uint64_t demand_at;   /* cycle the first demand request arrived (miss latency) */
-  /* The cycle the data arrives here (UINT64_MAX until known) is mem_cache.mfill[index]. */
-  uint64_t pad0;        /* keeps the entry 64 bytes: indexing is a shift */
+  /* The line address + 1 is mem_cache.mline[index], the cycle the data arrives here
+   * (UINT64_MAX until known) mem_cache.mfill[index], the flow whose access triggered a
+   * prefetch's mem_cache.mtrig[index]. */
   int32_t wait_head;    /* first core waiter (L1 levels), -1 when none */
   uint8_t busy;
   uint8_t chained;      /* filled by the next level's MSHR for the same line */
@@ -59,7 +57,11 @@ typedef struct mem_mshr {
   int16_t up[2];        /* the MSHRs chained to this one, by upper level & 1 (L2: [0] L1I,
                            [1] L1D; LLC: [0] L2); -1 when none. The same MSHRs a search of the
                            upper levels for this line's `chained` entry finds, without it */
+  uint8_t pad[2];       /* 32 bytes: indexing is a shift, and an MSHR file takes half the host
+                           cache lines it took at 64 (fills find their entries there less often
+                           evicted) */
 } mem_mshr;
+_Static_assert(sizeof(mem_mshr) == 32, "mem_mshr: 32 bytes (indexing, host cache lines)");
 
 /* A core request waiting (MEM_PENDING) on an L1 MSHR. */
 typedef struct mem_waiter {
@@ -206,20 +208,30 @@ struct mem_cache {
   int level;
   uint32_t sets, ways, set_mask, line_shift;
   uint64_t *tags;       /* sets * ways tag words */
-  uint8_t *hb;          /* sets * hstride: an 8-bit hash of the line in each way (a filter for
-                           set scans; meaningful for valid ways, checked against the tag) */
-  uint8_t *nvalid;      /* sets: valid ways */
+  /* Per-set metadata, one mstride-byte record per set (sets * mstride bytes, 64-byte aligned;
+   * with at most 16 ways mstride is 16 or 32, so a record never straddles a host cache line):
+   * the hash bytes at offset 0, then (LRU ranks) the 16 rank bytes. A lookup and the
+   * replacement update it implies touch one host line, not three arrays (hashes, ranks, valid
+   * counts), and finding a free way reads no tags. */
+  uint8_t *hb;          /* = the records: byte w of set s at hb[s * mstride + w] is 0 when way w
+                           is invalid, else a nonzero 8-bit hash of its line (a filter for set
+                           scans, checked against the tag; its zero bytes are the free ways) */
+  uint32_t mstride;     /* bytes per set record */
   uint32_t hstride;     /* ways rounded up to a multiple of MEM_HB_CHUNK */
   uint64_t hb_last;     /* mask of the real ways in a set's last chunk of hash bytes (SSE2: one
                            bit per way; else the high bit of each way's byte) */
   uint32_t *repl;       /* sets * ways replacement words (NULL with `age`) */
-  uint8_t *age;         /* LRU with ways <= 16 (mem_repl_lru16): sets * 16 recency ranks, byte w
-                           of a set = number of ways used more recently than way w (a permutation
-                           of 0..ways-1; unused bytes MEM_AGE_NONE); NULL otherwise */
+  uint8_t *age;         /* LRU with ways <= 16 (mem_repl_lru16): hb + hstride, 16 recency ranks
+                           per set record: byte w of a set = number of ways used more recently
+                           than way w (a permutation of 0..ways-1; unused bytes MEM_AGE_NONE);
+                           NULL otherwise */
   mem_mshr *mshr;       /* cfg->mshrs */
   uint64_t *mline;      /* cfg->mshrs: line + 1 of each busy MSHR, 0 when free (fast search) */
   uint64_t *mfill;      /* cfg->mshrs: cycle MSHR i's data arrives here; UINT64_MAX until known
                            and when free (dense, so the entry that frees first is a short scan) */
+  uint64_t *mtrig;      /* cfg->mshrs: the flow whose access triggered MSHR i if a prefetch
+                           allocated it (a demand's is mem_mshr.fid, which then never changes);
+                           read only for observer events, so kept out of the entry */
   int32_t *mh_head;     /* MSHR lookup by line: mh_mask + 1 bucket heads (MSHR index, -1 empty);
                            a level holds at most one MSHR per line */
   int32_t *mh_next;     /* cfg->mshrs: next MSHR of the same bucket, -1 ends */
@@ -283,7 +295,7 @@ struct mem_sys {
 /* LRU ranks (mem_repl_lru16): make `way` the most recently used of its set. Here, not in
  * mem_repl.c, so the L1 hit path inlines it. */
 static inline void mem_lru16_use(mem_cache *c, uint32_t set, uint32_t way) {
-  uint8_t *a = &c->age[(size_t)set * 16];
+  uint8_t *a = &c->age[(size_t)set * c->mstride];
 #if defined(__SSE2__)
   __m128i x = _mm_loadu_si128((const __m128i *)(const void *)a);
   __m128i r = _mm_set1_epi8((char)a[way]);
@@ -298,7 +310,7 @@ static inline void mem_lru16_use(mem_cache *c, uint32_t set, uint32_t way) {
 
 /* LRU ranks: the way ranked last (the victim) of a full set. */
 static inline uint32_t mem_lru16_victim(const mem_cache *c, uint32_t set) {
-  const uint8_t *a = &c->age[(size_t)set * 16];
+  const uint8_t *a = &c->age[(size_t)set * c->mstride];
 #if defined(__SSE2__)
   __m128i x = _mm_loadu_si128((const __m128i *)(const void *)a);
   uint32_t hit = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8((char)(c->ways - 1))));

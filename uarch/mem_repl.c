@@ -59,7 +59,7 @@ static const mem_repl_ops repl_lru = {"lru", lru_hit, lru_fill, lru_victim};
 
 void mem_repl_age_init(mem_cache *c) {
   for (uint32_t s = 0; s < c->sets; s++)
-    for (uint32_t w = 0; w < 16; w++) c->age[(size_t)s * 16 + w] = w < c->ways ? (uint8_t)w : MEM_AGE_NONE;
+    for (uint32_t w = 0; w < 16; w++) c->age[(size_t)s * c->mstride + w] = w < c->ways ? (uint8_t)w : MEM_AGE_NONE;
 }
 
 /* The use itself (mem_lru16_use) lives in mem_int.h, so the L1 hit path inlines it. */

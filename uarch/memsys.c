@@ -281,18 +281,27 @@ static size_t layout(mem_sys *m, uint8_t *blk) {
     c->hb_last = c->ways % 8 ? 0x8080808080808080ULL & ((1ULL << (8 * (c->ways % 8))) - 1)
                              : 0x8080808080808080ULL;
 #endif
-    PLACE(c->hb, (size_t)c->sets * c->hstride);
-    PLACE(c->nvalid, c->sets);
-    /* Replacement state: recency ranks (LRU, up to 16 ways) or one word per line. */
+    /* Replacement state: recency ranks (LRU, up to 16 ways; in the set records after the hash
+     * bytes) or one word per line. */
     bool lru16 = cc->replacement == REPL_LRU && cc->ways <= 16;
+    c->mstride = c->hstride;
+    if (lru16) { /* hash bytes (8 or 16) + 16 ranks, rounded up to a power of two (<= 32) */
+      c->mstride = 16;
+      while (c->mstride < c->hstride + 16) c->mstride *= 2;
+    }
+    PLACE(c->hb, (size_t)c->sets * c->mstride);
     c->age = NULL;
     c->repl = NULL;
-    if (lru16) PLACE(c->age, (size_t)c->sets * 16);
-    else PLACE(c->repl, lines * sizeof(uint32_t));
+    if (lru16) {
+      if (blk) c->age = c->hb + c->hstride;
+    } else {
+      PLACE(c->repl, lines * sizeof(uint32_t));
+    }
     assert(cc->mshrs <= INT16_MAX); /* mem_mshr.up holds MSHR indices in 16 bits */
     PLACE(c->mshr, cc->mshrs * sizeof(mem_mshr));
     PLACE(c->mline, cc->mshrs * sizeof(uint64_t));
     PLACE(c->mfill, cc->mshrs * sizeof(uint64_t));
+    PLACE(c->mtrig, cc->mshrs * sizeof(uint64_t));
     c->mh_mask = 7;
     while (c->mh_mask + 1 < 2 * cc->mshrs) c->mh_mask = 2 * c->mh_mask + 1;
     c->mwords = (cc->mshrs + 63) / 64;
@@ -468,10 +477,41 @@ static inline int next_level(int l) { return l == ML_L1I || l == ML_L1D ? ML_L2 
 #error "cache_find's byte-parallel hash filter assumes a little-endian host"
 #endif
 
-/* 8-bit hash of a line for the set-scan filter (from the high bits of a multiplicative hash,
- * so lines of one set, which share their low bits, still differ). */
+/* Hash byte of a valid way holding line for the set-scan filter: the top byte of a
+ * multiplicative hash (so lines of one set, which share their low bits, still differ), 1 for
+ * 0. Never 0, the byte of an invalid way, which therefore never matches. */
 static inline uint8_t line_hash8(uint64_t line) {
-  return (uint8_t)((line * 0x9E3779B97F4A7C15ULL) >> 56);
+  uint8_t h = (uint8_t)((line * 0x9E3779B97F4A7C15ULL) >> 56);
+  return (uint8_t)(h + (h == 0));
+}
+
+/* The lowest invalid way of set (hash byte 0), or c->ways when every way is valid. */
+static inline uint32_t first_invalid(const mem_cache *c, uint32_t set) {
+  const uint8_t *hb = &c->hb[(size_t)set * c->mstride];
+#if defined(__SSE2__)
+  const __m128i zero = _mm_setzero_si128();
+  if (c->hstride == 16) { /* up to 16 ways (every default level): one chunk */
+    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)hb);
+    uint32_t inv = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, zero)) & (uint32_t)c->hb_last;
+    return inv ? (uint32_t)__builtin_ctz(inv) : c->ways;
+  }
+  for (uint32_t k = 0; k < c->hstride; k += 16) {
+    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(hb + k));
+    uint64_t inv = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(x, zero));
+    if (k + 16 > c->ways) inv &= c->hb_last;
+    if (inv) return k + (uint32_t)__builtin_ctzll(inv);
+  }
+#else
+  const uint64_t lo7 = 0x7f7f7f7f7f7f7f7fULL;
+  for (uint32_t k = 0; k < c->hstride; k += 8) {
+    uint64_t x;
+    memcpy(&x, hb + k, 8);
+    uint64_t inv = ~(((x & lo7) + lo7) | x) & ~lo7; /* high bit of each zero byte */
+    if (k + 8 > c->ways) inv &= c->hb_last;
+    if (inv) return k + ((uint32_t)__builtin_ctzll(inv) >> 3);
+  }
+#endif
+  return c->ways;
 }
 
 /* The way of set `line & set_mask` holding line, or -1. The hash bytes of the set are compared
@@ -482,7 +522,7 @@ static inline int cache_find(const mem_cache *c, uint64_t line, uint32_t *set) {
   uint32_t s = (uint32_t)(line & c->set_mask);
   *set = s;
   const uint64_t *t = &c->tags[(size_t)s * c->ways];
-  const uint8_t *hb = &c->hb[(size_t)s * c->hstride];
+  const uint8_t *hb = &c->hb[(size_t)s * c->mstride];
   const uint64_t key = (line << MT_SHIFT) | MT_VALID;
 #if defined(__SSE2__)
   const __m128i pat = _mm_set1_epi8((char)line_hash8(line));
@@ -599,12 +639,10 @@ static inline __attribute__((always_inline)) uint32_t mshr_alloc(mem_sys *m, int
   c->mh_head[h] = (int32_t)i;
   lvl_touch(c->ls);
   mem_mshr *ms = &c->mshr[i];
-  /* Field by field (pad0 stays 0 from reset_state): no temporary to copy. */
-  ms->line = line;
+  /* Field by field (pad stays 0 from reset_state): no temporary to copy. */
   ms->fid = pf ? UINT64_MAX : ri->fid;
-  ms->trig_fid = ri->fid;
+  if (pf) c->mtrig[i] = ri->fid; /* a demand's is its fid, which then never changes */
   ms->alloc = now;
-  ms->demand_at = now;
   ms->wait_head = -1;
   ms->busy = 1;
   ms->chained = 0;
@@ -684,7 +722,7 @@ static void back_invalidate(mem_sys *m, uint64_t line, uint64_t t) {
     }
     if (*tag & MT_PF) c->stats->pf_useless++;
     *tag = 0;
-    c->nvalid[set]--;
+    c->hb[(size_t)set * c->mstride + (uint32_t)w] = 0;
     c->ls->ver++;
   }
 }
@@ -696,7 +734,7 @@ static void evict(mem_sys *m, int level, uint32_t set, uint32_t w, uint64_t t, u
   uint64_t *tag = &c->tags[(size_t)set * c->ways + w];
   uint64_t v = *tag, vline = v >> MT_SHIFT;
   *tag = 0;
-  c->nvalid[set]--;
+  c->hb[(size_t)set * c->mstride + w] = 0;
   c->ls->ver++;
   c->stats->evictions++;
   mem_emit(m, MEV_EVICT, level, MEM_RID(level, MRK_SET, set), UINT64_MAX, vline << c->line_shift,
@@ -732,16 +770,13 @@ static void cache_install(mem_sys *m, int level, uint64_t line, uint64_t t, bool
     if (dirty) tags[w] |= MT_DIRTY;
     return;
   }
-  uint32_t v = 0;
-  if (c->nvalid[set] < c->ways) {
-    while (tags[v] & MT_VALID) v++;
-  } else {
+  uint32_t v = first_invalid(c, set); /* the lowest invalid way, else a victim */
+  if (v == c->ways) {
     v = mem_repl_victim(c, set);
     evict(m, level, set, v, t, fid, pf);
   }
   tags[v] = (line << MT_SHIFT) | MT_VALID | (dirty ? MT_DIRTY : 0) | (pf ? MT_PF : 0);
-  c->hb[(size_t)set * c->hstride + v] = line_hash8(line);
-  c->nvalid[set]++;
+  c->hb[(size_t)set * c->mstride + v] = line_hash8(line);
   c->ls->ver++;
   mem_repl_fill(c, set, v, pf);
 }
@@ -988,7 +1023,6 @@ static uint32_t miss_commit(mem_sys *m, int level, uint64_t line, const req_info
           if (ms->pf == 1) c->stats->pf_late++;
           ms->pf = 0;
           ms->fid = ri->fid;
-          ms->demand_at = now;
         }
         mem_emit(m, MEV_MERGE, l, MEM_RID(l, MRK_MSHR, (uint32_t)j), ri->fid, line << c->line_shift,
                  now, ms->fid, ri->wrong_path, false);
@@ -1055,15 +1089,16 @@ static inline __attribute__((always_inline)) void fill_at(mem_sys *m, const int 
                                                           uint32_t idx, uint64_t t) {
   mem_cache *c = &m->c[level];
   mem_mshr *ms = &c->mshr[idx];
-  uint64_t line = ms->line;
+  uint64_t line = c->mline[idx] - 1;
   c->mfill[idx] = t;
   /* A non-inclusive LLC passes memory fills up to the L2 without keeping them (it receives
    * them later as L2 victims), unless no L2 miss waits for the line (an LLC prefetch). */
   bool keep = !(level == ML_LLC && !c->cfg->inclusive && ms->up[0] >= 0);
   if (keep) cache_install(m, level, line, t, ms->dirty, ms->pf == 1, ms->fid, false);
   if (ms->primary) c->stats->miss_latency_sum += t - ms->alloc;
-  mem_emit(m, MEV_FILL, level, MEM_RID(level, MRK_MSHR, idx), ms->fid, line << c->line_shift, t,
-           ms->trig_fid, ms->wrong_path, ms->pf != 0);
+  if ((m->obs_kinds >> MEV_FILL) & 1) /* (the trigger's flow is worked out only then) */
+    mem_emit(m, MEV_FILL, level, MEM_RID(level, MRK_MSHR, idx), ms->fid, line << c->line_shift, t,
+             ms->primary ? ms->fid : c->mtrig[idx], ms->wrong_path, ms->pf != 0);
   /* Fill the MSHRs chained above, in the same cycle (an L1 MSHR has none). */
   if (level == ML_LLC) {
     for (int k = 0; k < 2; k++)
@@ -1296,7 +1331,6 @@ static __attribute__((noinline)) int access_miss(mem_sys *m, const mem_req *req,
       if (ms->pf == 1) s->pf_late++;
       ms->pf = 0;
       ms->fid = req->fid;
-      ms->demand_at = now;
     }
     if (type == MREQ_STORE) ms->dirty = 1;
     mem_emit(m, MEV_MERGE, level, MEM_RID(level, MRK_MSHR, (uint32_t)j), req->fid, req->addr,
