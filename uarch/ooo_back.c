@@ -87,6 +87,9 @@ static void wake(ooo_model *restrict m, uint32_t prod, uint64_t now) {
   if (n == OOO_NIL) return; /* no consumers (a third of the micro-ops): not even the flow */
   p->dep_head = OOO_NIL;
   uint64_t pfid = m->rob[p->rob].fid;
+  /* the list goes back to the free list whole (which node serves which link next does not
+   * matter, only how many are free) */
+  uint32_t first = n, last = n, count = 0;
   while (n != OOO_NIL) {
     ooo_link *l = &m->links[n];
     uint32_t next = l->next;
@@ -99,11 +102,13 @@ static void wake(ooo_model *restrict m, uint32_t prod, uint64_t now) {
       }
       if (--c->pending == 0) make_ready(m, l->cons);
     }
-    l->next = st->link_free;
-    st->link_free = n;
-    st->link_avail++;
+    last = n;
+    count++;
     n = next;
   }
+  m->links[last].next = st->link_free;
+  st->link_free = first;
+  st->link_avail += count;
 }
 
 /* Store filter over 8-byte granules of correct-path stores up to 64 bytes. */
@@ -246,17 +251,29 @@ static void squash_rob_fast(ooo_model *restrict m, uint64_t from, int cause) {
   const ooo_rob *f = oo_rob(m, from);
   uint64_t uop0 = f->uop0, undo0 = f->undo0, sq0 = f->sq0, serial = st->serial_fid;
   uint32_t n_lq = 0, n_int = 0, n_vec = 0, slots = 0, gates = 0;
-  /* the squashed entries are at most two contiguous runs of the ring: walked by pointer */
+  /* the squashed entries are at most two contiguous runs of the ring: walked by pointer; gates
+   * and the serializing instruction only when there are any (low-confidence gating is a
+   * wrong-path mode of its own) */
+  const bool any = st->lowconf_n || serial != OOO_FID_NONE;
   uint32_t i = (uint32_t)(from & m->rob_mask), n = (uint32_t)(tail - from);
   while (n) {
     uint32_t run = WI_MIN(n, m->rob_mask + 1 - i);
-    for (const ooo_rob *r = &m->rob[i], *e = r + run; r < e; r++) {
-      n_lq += r->n_lq;
-      n_int += r->n_int;
-      n_vec += r->n_vec;
-      slots += r->slots;
-      gates += (r->flags & RF_GATE) != 0;
-      serial = serial == r->fid ? OOO_FID_NONE : serial;
+    if (any) {
+      for (const ooo_rob *r = &m->rob[i], *e = r + run; r < e; r++) {
+        n_lq += r->n_lq;
+        n_int += r->n_int;
+        n_vec += r->n_vec;
+        slots += r->slots;
+        gates += (r->flags & RF_GATE) != 0;
+        serial = serial == r->fid ? OOO_FID_NONE : serial;
+      }
+    } else {
+      for (const ooo_rob *r = &m->rob[i], *e = r + run; r < e; r++) {
+        n_lq += r->n_lq;
+        n_int += r->n_int;
+        n_vec += r->n_vec;
+        slots += r->slots;
+      }
     }
     n -= run;
     i = 0;
@@ -535,11 +552,14 @@ static inline __attribute__((always_inline)) void issue_common(ooo_model *restri
   u->issue_cycle = now;
   u->issued = 1;
   if (!u->bind_kind) {
-    /* selects, not branches: whether a micro-op waited for its port is unpredictable */
+    /* selects, not branches: whether a micro-op waited for its port is unpredictable (the kind
+     * from a table, the resource by a mask) */
+    static const uint8_t kinds[4] = {OB_DISPATCHED, OB_OPERAND, OB_PORT, OB_PORT};
+    _Static_assert(OOO_RID_NONE == 0, "bind_rid: masked to OOO_RID_NONE");
     bool late = now > u->ready_cycle;
     uint64_t pby = oo_sel64(st->port_last_cycle[p] + 1 == now, st->port_last_fid[p], OOO_FID_NONE);
-    u->bind_kind = (uint8_t)oo_sel32(late, OB_PORT, oo_sel32(u->ready_by != OOO_NIL, OB_OPERAND, OB_DISPATCHED));
-    u->bind_rid = oo_sel32(late, OOO_RID_PORT + p, OOO_RID_NONE);
+    u->bind_kind = kinds[(uint32_t)late * 2 + (u->ready_by != OOO_NIL)];
+    u->bind_rid = (OOO_RID_PORT + p) & (0u - (uint32_t)late);
     u->bind_by = oo_sel64(late, pby, u->bind_by);
   }
   ooo_rob *r = &m->rob[u->rob];
@@ -551,7 +571,8 @@ static inline __attribute__((always_inline)) void issue_common(ooo_model *restri
 }
 
 /* 1 issued, 0 not now (stays ready), -1 left the ready set (waits for something). */
-static int issue_load(ooo_model *restrict m, uint32_t slot, uint32_t p, uint64_t now) {
+static inline __attribute__((always_inline)) int issue_load(ooo_model *restrict m, uint32_t slot, uint32_t p,
+                                                             uint64_t now) {
   ooo_state *st = m->st;
   ooo_uop *u = &m->uops[slot];
   const ooo_rob *r = &m->rob[u->rob];
@@ -628,8 +649,11 @@ static inline bool unit_busy(ooo_uop *u, uint32_t p, uint64_t free_at, uint64_t 
 }
 
 /* Issue micro-op `slot` on port p: 1 issued, 0 not, 2 not because its unpipelined unit is busy
- * (until *unit_free_at(); only an issue on port p moves that). */
-static int try_issue(ooo_model *restrict m, uint32_t slot, uint32_t p, uint64_t now) {
+ * (until *unit_free_at(); only an issue on port p moves that). In line in the issue loop, and
+ * issue_load in it: most micro-ops issue at their first try, and a call's register saves cost
+ * about as much as the issue. */
+static inline __attribute__((always_inline)) int try_issue(ooo_model *restrict m, uint32_t slot, uint32_t p,
+                                                            uint64_t now) {
   ooo_uop *u = &m->uops[slot];
   switch (u->kind) {
   case OOO_UOP_EXEC:
@@ -711,6 +735,7 @@ out:;
 void oo_issue(ooo_model *restrict m, uint64_t now) {
   ooo_state *st = m->st;
   uint32_t ports = st->rdy_ports;
+  if (!ports) return; /* nothing ready (before the age-order masks are worked out) */
   uint32_t nw = m->nwords;
   /* words in age order: w0 (bits >= start), w0+1 .. nw-1, 0 .. w0-1, w0 (bits < start);
    */
@@ -933,6 +958,9 @@ void oo_plan_static(const ooo_model *m, ooo_tmpl *t) {
     uint32_t lat = sp->latency > 65535 ? 65535 : sp->latency, occ = sp->occupancy > 65535 ? 65535 : sp->occupancy;
     x->latocc = lat | occ << 16;
     x->ports = sp->ports;
+    uint32_t np = (uint32_t)__builtin_popcount(sp->ports);
+    x->np = (uint8_t)(np <= OOO_XPORTS ? np : 0);
+    for (uint32_t b = sp->ports, i = 0; b && i < OOO_XPORTS; b &= b - 1) x->plist[i++] = (uint8_t)__builtin_ctz(b);
     x->small0 = (uint64_t)OOO_UOP_EXEC | (uint64_t)US_WAIT << 16 | (uint64_t)t->cls << 32 |
                 (uint64_t)m->pool_of[OOO_UOP_EXEC] << 40 | (uint64_t)k << 48;
     /* the last one is the result (last) and resolves a branch (br) */
@@ -1026,6 +1054,8 @@ static uint64_t sched_oldest_fid(ooo_model *restrict m, uint32_t pool) {
 static int check_resources_slow(ooo_model *restrict m, const ooo_phdr *p, uint32_t *rid, uint64_t *by) {
   const ooo_state *st = m->st;
   const ooo_core_config *c = &m->cfg.core;
+  *rid = OOO_RID_NONE; /* (the binding of a stop that names no flow or resource) */
+  *by = OOO_FID_NONE;
   if (st->rob_slots + p->slots > c->rob || st->uop_tail - st->uop_head + p->nu > m->uop_mask + 1 ||
       st->link_avail < p->max_links || st->undo_tail - st->undo_head + p->n_undo > m->undo_mask + 1) {
     *rid = OOO_RID_ROB;
@@ -1164,6 +1194,38 @@ static inline uint32_t bind_port(ooo_state *restrict st, uint32_t mask) {
   return best;
 }
 
+/* bind_port for a prebuilt computation micro-op: the same choice from its port list, walked
+ * from the highest port down without a loop (a jump into the unrolled steps), so that on ties
+ * the lowest port, compared last with <=, wins. */
+static inline uint32_t bind_port_x(ooo_state *restrict st, const ooo_ximg *x) {
+  uint32_t n = x->np;
+  if (__builtin_expect(n == 0, 0)) return bind_port(st, x->ports);
+  const uint8_t *pl = x->plist;
+  const uint32_t *pq = st->port_queued;
+  uint32_t best = pl[n - 1], bq = pq[best];
+#define OOO_BP_STEP(i)                                                                                            \
+  do {                                                                                                             \
+    uint32_t p_ = pl[i], q_ = pq[p_];                                                                              \
+    bool le_ = q_ <= bq; /* selects, not a branch: queue lengths are unpredictable */                           \
+    best = le_ ? p_ : best;                                                                                        \
+    bq = le_ ? q_ : bq;                                                                                            \
+  } while (0)
+  _Static_assert(OOO_XPORTS == 8, "bind_port_x: steps");
+  switch (n) {
+  case 8: OOO_BP_STEP(6); __attribute__((fallthrough));
+  case 7: OOO_BP_STEP(5); __attribute__((fallthrough));
+  case 6: OOO_BP_STEP(4); __attribute__((fallthrough));
+  case 5: OOO_BP_STEP(3); __attribute__((fallthrough));
+  case 4: OOO_BP_STEP(2); __attribute__((fallthrough));
+  case 3: OOO_BP_STEP(1); __attribute__((fallthrough));
+  case 2: OOO_BP_STEP(0); __attribute__((fallthrough));
+  default: break;
+  }
+#undef OOO_BP_STEP
+  st->port_queued[best]++;
+  return best;
+}
+
 /* A new micro-op at the tail of the ring (state US_WAIT, no sources yet). */
 static inline uint32_t new_uop(ooo_model *restrict m, uint32_t robidx, int kind, uint32_t ports, uint32_t lat,
                                uint32_t occ, uint32_t cls, uint32_t idx, uint64_t now) {
@@ -1215,17 +1277,47 @@ static __attribute__((noinline)) void apply_lat_mod(const ooo_fq *q, ooo_uop *u)
   u->lat = (uint16_t)lat;
 }
 
+/* Load i of plan pm (micro-op index i of its instruction) and its LQ entry; ld[i] receives its
+ * slot. sq_at: the SQ tail before the instruction's stores; mdp: marked by the load-wait table. */
+static inline __attribute__((always_inline)) void dispatch_load(ooo_model *restrict m, const ooo_fq *q,
+                                                               const ooo_phdr *p, const plan *pm, uint32_t ri,
+                                                               uint32_t cls, uint64_t now, uint32_t *ld, uint32_t i,
+                                                               uint64_t sq_at, bool mdp, bool wrong) {
+  ooo_state *st = m->st;
+  const ooo_config *c = &m->cfg;
+  ooo_uop *restrict uops = m->uops;
+  uint64_t a = pm->ld_addr[i], e = pm->ld_end[i];
+  uint32_t occ = 1;
+  if (p->rep && e > a) occ = (uint32_t)((e - a + c->core.rep_bytes_per_cycle - 1) / c->core.rep_bytes_per_cycle);
+  uint32_t s = new_uop(m, ri, OOO_UOP_LOAD, c->ports.load, 0, occ, cls, i, now);
+  ooo_uop *u = &uops[s];
+  u->addr = a;
+  u->end = e;
+  u->sq_at = sq_at;
+  u->mdp = mdp;
+  if (p->pmem) u->pmem = 1;
+  u->dep_sq = !wrong && e > a ? find_dep_store(m, a, e) : UINT64_MAX;
+  if (p->addr) {
+    srcset ss;
+    ss.n = 0;
+    dep_regs(m, &ss, p->addr, s);
+  }
+  m->lq[st->lq_tail++ & m->lq_mask] = q->fid;
+  ld[i] = s;
+  if (!u->pending) make_ready(m, s);
+}
+
 /* The load micro-ops of fetch-queue head q (the first of its instruction), their LQ entries;
- * ld receives their slots. */
+ * ld receives their slots. A single load (the common case) is renamed without a loop: the
+ * compiler would hoist the loop's invariants into registers and spill them, which costs more
+ * than one pass through the body. */
 static __attribute__((noinline)) void dispatch_loads(ooo_model *restrict m, const ooo_fq *q,
                                                      const ooo_phdr *p, const plan *pm, uint32_t ri,
                                                      uint32_t cls, uint64_t now, uint32_t *ld) {
   ooo_state *st = m->st;
   const ooo_config *c = &m->cfg;
-  ooo_uop *restrict uops = m->uops;
   bool wrong = (q->flags & FQ_WRONG) != 0;
   uint64_t sq_at = st->sq_tail;
-  uint32_t idx = 0;
   bool mdp = false;
   if (!wrong) {
     if (c->core.mem_dep == MDP_CONSERVATIVE) mdp = true;
@@ -1237,89 +1329,82 @@ static __attribute__((noinline)) void dispatch_loads(ooo_model *restrict m, cons
       mdp = m->mdp[mdp_index(m, q->pc)] != 0;
     }
   }
-  for (uint32_t i = 0; i < p->n_ld; i++) {
-    uint64_t a = pm->ld_addr[i], e = pm->ld_end[i];
-    uint32_t occ = 1;
-    if (p->rep && e > a) occ = (uint32_t)((e - a + c->core.rep_bytes_per_cycle - 1) / c->core.rep_bytes_per_cycle);
-    uint32_t s = new_uop(m, ri, OOO_UOP_LOAD, c->ports.load, 0, occ, cls, idx++, now);
-    ooo_uop *u = &uops[s];
-    u->addr = a;
-    u->end = e;
-    u->sq_at = sq_at;
-    u->mdp = mdp;
-    if (p->pmem) u->pmem = 1;
-    u->dep_sq = !wrong && e > a ? find_dep_store(m, a, e) : UINT64_MAX;
-    if (p->addr) {
-      srcset ss;
-      ss.n = 0;
-      dep_regs(m, &ss, p->addr, s);
-    }
-    m->lq[st->lq_tail++ & m->lq_mask] = q->fid;
-    ld[i] = s;
-    if (!u->pending) make_ready(m, s);
-  }
+  if (p->n_ld == 1) dispatch_load(m, q, p, pm, ri, cls, now, ld, 0, sq_at, mdp, wrong);
+  else
+    for (uint32_t i = 0; i < p->n_ld; i++) dispatch_load(m, q, p, pm, ri, cls, now, ld, i, sq_at, mdp, wrong);
 }
 
-/* The store micro-ops (address, data) and SQ entries of fetch-queue head q; the data waits for
- * the last computation micro-op `prev`, or without one for the sources and loads ld. */
-static __attribute__((noinline)) void dispatch_stores(ooo_model *restrict m, const ooo_fq *q,
-                                                      const ooo_phdr *p, const plan *pm, uint32_t ri,
-                                                      uint32_t cls, uint32_t idx, uint32_t prev,
-                                                      const uint32_t *ld, uint64_t now) {
+/* Store i of plan pm: its address and data micro-ops (indices idx, idx + 1) and its SQ entry;
+ * the data waits for the last computation micro-op `prev`, or without one for the sources and
+ * loads ld. */
+static inline __attribute__((always_inline)) void dispatch_store(ooo_model *restrict m, const ooo_fq *q,
+                                                                const ooo_phdr *p, const plan *pm, uint32_t ri,
+                                                                uint32_t cls, uint32_t idx, uint32_t prev,
+                                                                const uint32_t *ld, uint64_t now, uint32_t i,
+                                                                bool wrong) {
   ooo_state *st = m->st;
   const ooo_config *c = &m->cfg;
   const ooo_tmpl *t = p->t;
   ooo_uop *restrict uops = m->uops;
-  bool wrong = (q->flags & FQ_WRONG) != 0;
-  for (uint32_t i = 0; i < p->n_st; i++) {
-    uint64_t spos = st->sq_tail++;
-    uint32_t si = (uint32_t)(spos & m->sq_mask);
-    uint32_t sa = new_uop(m, ri, OOO_UOP_STA, c->ports.sta, c->core.agu_latency, 1, cls, idx++, now);
-    srcset ss;
-    ss.n = 0;
-    dep_regs(m, &ss, p->addr, sa);
-    uint32_t sd = new_uop(m, ri, OOO_UOP_STD, c->ports.std, c->core.std_latency, 1, cls, idx++, now);
-    ss.n = 0;
-    if (prev != OOO_NIL) {
-      dep_on(m, &ss, prev, sd);
+  uint64_t spos = st->sq_tail++;
+  uint32_t si = (uint32_t)(spos & m->sq_mask);
+  uint32_t sa = new_uop(m, ri, OOO_UOP_STA, c->ports.sta, c->core.agu_latency, 1, cls, idx, now);
+  srcset ss;
+  ss.n = 0;
+  dep_regs(m, &ss, p->addr, sa);
+  uint32_t sd = new_uop(m, ri, OOO_UOP_STD, c->ports.std, c->core.std_latency, 1, cls, idx + 1, now);
+  ss.n = 0;
+  if (prev != OOO_NIL) {
+    dep_on(m, &ss, prev, sd);
+  } else {
+    dep_regs(m, &ss, p->src, sd);
+    for (uint32_t k = 0; k < p->n_ld; k++) dep_on(m, &ss, ld[k], sd);
+  }
+  uops[sa].sq = si;
+  uops[sd].sq = si;
+  if (!uops[sa].pending) make_ready(m, sa);
+  if (!uops[sd].pending) make_ready(m, sd);
+  ooo_sq *s = &m->sq[si];
+  s->viol_seq = 0;
+  s->drain_next = 0;
+  s->retry = 0;
+  s->viol_slot = 0;
+  s->parts = 0;
+  s->std_done = 0;
+  s->filt = 0;
+  s->addr = pm->st_addr[i];
+  s->size = pm->st_size[i];
+  s->fid = q->fid;
+  s->pc = q->pc;
+  s->sid = t->sid;
+  s->sta_cycle = UINT64_MAX;
+  s->done = UINT64_MAX;
+  s->std_seq = uops[sd].seq;
+  s->std_slot = sd;
+  s->state = SQS_INFLIGHT;
+  s->wrong_path = wrong;
+  s->pmem = p->pmem;
+  if (!wrong && s->size) {
+    if (s->size <= 64) {
+      sfilt_enter(m, s->addr, s->size, spos);
+      s->filt = 1;
     } else {
-      dep_regs(m, &ss, p->src, sd);
-      for (uint32_t k = 0; k < p->n_ld; k++) dep_on(m, &ss, ld[k], sd);
-    }
-    uops[sa].sq = si;
-    uops[sd].sq = si;
-    if (!uops[sa].pending) make_ready(m, sa);
-    if (!uops[sd].pending) make_ready(m, sd);
-    ooo_sq *s = &m->sq[si];
-    s->viol_seq = 0;
-    s->drain_next = 0;
-    s->retry = 0;
-    s->viol_slot = 0;
-    s->parts = 0;
-    s->std_done = 0;
-    s->filt = 0;
-    s->addr = pm->st_addr[i];
-    s->size = pm->st_size[i];
-    s->fid = q->fid;
-    s->pc = q->pc;
-    s->sid = t->sid;
-    s->sta_cycle = UINT64_MAX;
-    s->done = UINT64_MAX;
-    s->std_seq = uops[sd].seq;
-    s->std_slot = sd;
-    s->state = SQS_INFLIGHT;
-    s->wrong_path = wrong;
-    s->pmem = p->pmem;
-    if (!wrong && s->size) {
-      if (s->size <= 64) {
-        sfilt_enter(m, s->addr, s->size, spos);
-        s->filt = 1;
-      } else {
-        st->big_stores++;
-        s->filt = 2;
-      }
+      st->big_stores++;
+      s->filt = 2;
     }
   }
+}
+
+/* The store micro-ops (address, data) and SQ entries of fetch-queue head q (micro-op indices
+ * from idx); a single store without a loop, as dispatch_loads. */
+static __attribute__((noinline)) void dispatch_stores(ooo_model *restrict m, const ooo_fq *q,
+                                                      const ooo_phdr *p, const plan *pm, uint32_t ri,
+                                                      uint32_t cls, uint32_t idx, uint32_t prev,
+                                                      const uint32_t *ld, uint64_t now) {
+  bool wrong = (q->flags & FQ_WRONG) != 0;
+  if (p->n_st == 1) dispatch_store(m, q, p, pm, ri, cls, idx, prev, ld, now, 0, wrong);
+  else
+    for (uint32_t i = 0; i < p->n_st; i++) dispatch_store(m, q, p, pm, ri, cls, idx + 2 * i, prev, ld, now, i, wrong);
 }
 
 /* The computation micro-ops of plan p built from the configuration by new_uop, the reference
@@ -1449,7 +1534,7 @@ static inline __attribute__((always_inline)) void dispatch_one(ooo_model *restri
     for (uint32_t k = 0; k < n_exec; k++) {
       uint32_t s = (uint32_t)(ut++ & umask);
       ooo_uop *u = &uops[s];
-      uint32_t port = bind_port(st, x[k].ports);
+      uint32_t port = bind_port_x(st, &x[k]);
       u->seq = ++seq;
       u->ready_cycle = now + 1;
       u->rob = ri;
@@ -1487,7 +1572,7 @@ static inline __attribute__((always_inline)) void dispatch_one(ooo_model *restri
   uint32_t result = prev != OOO_NIL ? prev : (n_ld ? ld[n_ld - 1] : OOO_NIL);
   if (result != OOO_NIL) {
     ooo_uop *u = &uops[result];
-    u->last = 1;
+    if (ref || prev == OOO_NIL) u->last = 1; /* (the prebuilt words mark the last computation one) */
     if (mod & MOD_LAT) apply_lat_mod(q, u);
   }
   /* Stores (out of line, as the loads). */
@@ -1516,7 +1601,7 @@ static inline __attribute__((always_inline)) void dispatch_one(ooo_model *restri
     }
     st->undo_tail = ut;
   }
-  if (r->flags & RF_SERIAL) st->serial_fid = q->fid;
+  if (p->rf & RF_SERIAL) st->serial_fid = q->fid; /* (r->flags: the plan's rf and fetch-queue bits) */
   st->stats.dispatched[wrong ? 1 : 0]++;
   if (!wrong) st->recovering = 0;
   if (m->obs && m->obs->dispatch) emit_dispatch(m, q, p, r, ri, bind, now);
@@ -1535,8 +1620,9 @@ static __attribute__((noinline, cold)) void dispatch_one_ref(ooo_model *restrict
   dispatch_one(m, q, p, pm, now, bind, OOO_LEAN_REF);
 }
 
-/* Top-down category for unfilled slots given why rename stopped. */
-int oo_slot_category(ooo_model *restrict m, int stop, uint32_t used) {
+/* Top-down category for unfilled slots given why rename stopped (in line in oo_dispatch, which
+ * asks every cycle it leaves slots unfilled). */
+static inline int slot_category(ooo_model *restrict m, int stop, uint32_t used) {
   ooo_state *st = m->st;
   switch (stop) {
   case OB_FRONTEND:
@@ -1555,6 +1641,8 @@ int oo_slot_category(ooo_model *restrict m, int stop, uint32_t used) {
   }
   return OOO_SLOT_BE_CORE;
 }
+
+int oo_slot_category(ooo_model *restrict m, int stop, uint32_t used) { return slot_category(m, stop, used); }
 
 void oo_dispatch(ooo_model *restrict m, uint64_t now) {
   ooo_state *st = m->st;
@@ -1623,9 +1711,7 @@ void oo_dispatch(ooo_model *restrict m, uint64_t now) {
       st->disp_wait = 1;
       break;
     }
-    rid = OOO_RID_NONE;
-    by = OOO_FID_NONE;
-    stop = check_resources(m, &fr, pl, &rid, &by);
+    stop = check_resources(m, &fr, pl, &rid, &by); /* (sets rid and by when it stops) */
     if (stop != OB_NONE) {
       if (stop == OB_SCHED_FULL && m->obs) by = sched_oldest_fid(m, (rid - OOO_RID_SCHED) / OOO_RID_POOL_STRIDE);
       st->disp_wait = 1;
@@ -1685,7 +1771,7 @@ void oo_dispatch(ooo_model *restrict m, uint64_t now) {
   uint32_t unfilled = W - (used < W ? used : W);
   int cat = OOO_SLOT_FE_LATENCY;
   if (unfilled) {
-    cat = oo_slot_category(m, stop, used);
+    cat = slot_category(m, stop, used);
     st->stats.slots[cat] += unfilled;
   }
   if (m->obs && m->obs->slots) {
@@ -1751,17 +1837,20 @@ void oo_commit(ooo_model *restrict m, uint64_t now) {
   const ooo_core_config *c = &m->cfg.core;
   uint32_t n = 0;
   st->commit_stall = OB_NONE;
+  /* most cycles commit nothing: the head is checked before anything else is set up (the loop
+   * checks each next head at its end) */
+  if (st->rob_head == st->rob_tail || !c->commit_width) return;
+  ooo_rob *r = oo_rob(m, st->rob_head);
+  uint8_t stall = oo_head_stall(m, r, now);
+  if (stall != OB_NONE) {
+    st->commit_stall = stall;
+    return;
+  }
   /* the ROB ring is far larger than the host's L1: fetch the entries the next cycles commit */
   __builtin_prefetch(oo_rob(m, st->rob_head + 8));
   __builtin_prefetch(oo_rob(m, st->rob_head + 12));
   __builtin_prefetch(oo_win(m, st->win_head + 8)); /* correct-path commits walk the window in order */
-  while (n < c->commit_width && st->rob_head < st->rob_tail) {
-    ooo_rob *r = oo_rob(m, st->rob_head);
-    uint8_t stall = oo_head_stall(m, r, now);
-    if (stall != OB_NONE) {
-      st->commit_stall = stall;
-      break;
-    }
+  for (;;) {
     if (m->obs && m->obs->commit) { /* binding of the commit stage */
       ooo_bind cb;
       memset(&cb, 0, sizeof cb);
@@ -1839,6 +1928,13 @@ void oo_commit(ooo_model *restrict m, uint64_t now) {
     st->last_commit_fid = r->fid;
     st->rob_head++;
     n++;
+    if (n >= c->commit_width || st->rob_head >= st->rob_tail) break;
+    r = oo_rob(m, st->rob_head);
+    stall = oo_head_stall(m, r, now);
+    if (stall != OB_NONE) {
+      st->commit_stall = stall;
+      break;
+    }
   }
 }
 
@@ -1846,6 +1942,7 @@ void oo_commit(ooo_model *restrict m, uint64_t now) {
 
 void oo_drain(ooo_model *restrict m, uint64_t now) {
   ooo_state *st = m->st;
+  if (st->sq_head == st->sq_commit) return; /* no committed store (sq_head <= sq_drain <= sq_commit) */
   /* free written stores in order */
   while (st->sq_head < st->sq_drain) {
     ooo_sq *s = &m->sq[st->sq_head & m->sq_mask];

@@ -89,6 +89,8 @@ typedef struct ooo_phdr {
                                  lane is 0 (links are checked as a scalar against max_links) */
 } ooo_phdr;
 
+#define OOO_XPORTS 8 /* ports of a prebuilt micro-op listed for the port choice */
+
 /* A computation micro-op of a template prebuilt for dispatch (oo_plan_static): the words
  * new_uop would compute, so renaming it is a few copies plus the dynamic fields. */
 typedef struct ooo_ximg {
@@ -97,6 +99,8 @@ typedef struct ooo_ximg {
   uint64_t small1;          /* ooo_uop.small[1]: 0, or for the last one `last` and `br` */
   uint32_t latocc;          /* ooo_uop.lat | occ << 16 (cycles, clamped to 16 bits) */
   uint32_t ports;           /* bit p: port p can execute it */
+  uint8_t np;               /* ports in plist, 0 if more than fit (dispatch walks `ports`) */
+  uint8_t plist[OOO_XPORTS]; /* the ports of `ports` in increasing order */
 } ooo_ximg;
 
 typedef struct ooo_tmpl {
