@@ -23,9 +23,11 @@
  * deterministic on every host.
  *
  * Taint sets are binding chains, kept as persistent nodes (an interval of instruction indices
- * plus a parent set) with a bitset checkpoint over a ring of R > Q instructions every few nodes
- * along a chain, so that extending a set is O(1) and a membership test reads one node and one
- * bitset word. Nothing is allocated per instruction (the rings grow, rarely, if they must).
+ * plus a parent set), so that extending a set is O(1). The taint-queue tests, whose instruction
+ * advances by one per test, keep the last few chains they followed as arrays (paths) from their
+ * oldest live node: a test walks its set's chain only down to a path (usually a node or none)
+ * and reads that path's oldest live node. Nothing is allocated per instruction (the rings grow,
+ * rarely, if they must).
  *
  * What the model leaves out (by design, it is one-pass): branch prediction and wrong-path
  * fetch, instruction-cache misses, prefetchers, DRAM scheduling, scheduler/load-queue/store-queue

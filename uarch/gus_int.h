@@ -33,11 +33,18 @@ void gus_pf_close(gus_pf *pf); /* accepts NULL */
 /* Retire time of the last instruction so far, in ticks. */
 uint64_t gus_now_ticks(const gus *g);
 
-/* Self-check mode (tests): every taint-queue membership test is also answered by walking the
- * set's chain without the bitset checkpoints, and disagreements are counted. */
+/* Self-check mode (tests): every taint-queue membership test (and those of gus_finish's flush) is
+ * also answered by walking the set's whole chain, without the paths of earlier tests, and
+ * disagreements are counted. */
 void gus_set_selfcheck(gus *g, bool on);
-/* Check the taint-set structures (chains strictly decreasing, checkpoints where expected) and the
- * self-check count. Returns true when consistent; otherwise describes the first problem in msg. */
+/* Nodes the taint-queue tests have walked so far beyond their sets' heads (tests: it stays a small
+ * multiple of the instructions when sets alternate between a few chains). */
+uint64_t gus_walk_steps(const gus *g);
+/* Tests: keep only n (1..16) paths for the taint-queue tests, so that paths are reset often and
+ * paths resting on them must be found unsound (results do not depend on it). Before any step. */
+void gus_set_paths(gus *g, uint32_t n);
+/* Check the taint-set structures (chains strictly decreasing; the tests' paths chains with every
+ * node marked with its path and index) and the self-check count. Returns true when consistent; otherwise describes the first problem in msg. */
 bool gus_check_sets(const gus *g, char *msg, size_t n);
 
 #endif

@@ -12,8 +12,11 @@ typedef uint64_t gtick; /* GUS_TICKS per cycle */
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 #define STLF_BITS 6     /* store-forwarding table: 64 entries by exact address, direct mapped */
 #define STLF_N (1u << STLF_BITS)
+#define QP_BITS 4       /* taint-queue test paths: QP_N of them */
+#define QP_N (1u << QP_BITS)
+#define QP_FAST 4       /* q_new walks this many nodes before it calls q_walk */
+#define QP_CUT 8        /* a walk meeting a path this many nodes below its newest cuts them off */
 #define N_LINKS 3       /* bandwidth links: 0 l2 -> l1d, 1 llc -> l2, 2 dram -> llc */
-#define CK_DEPTH 16     /* a bitset checkpoint every CK_DEPTH nodes along a chain */
 
 /* ======================================================================================
  * Taint sets
@@ -23,14 +26,23 @@ typedef uint64_t gtick; /* GUS_TICKS per cycle */
  * instruction indices plus a parent node) and a pending interval [lo, hi] of recent indices, so
  * that extending a set by the next instruction costs nothing. Extending it by an instruction
  * that does not continue the interval materializes the interval as a new node: O(1), no copy.
- * Every CK_DEPTH nodes along a chain a node carries a bitset checkpoint (its members over the
- * ring of the last R instructions), built from the previous checkpoint by a word-wise copy, so
- * a membership test walks at most CK_DEPTH nodes and copying costs nw / CK_DEPTH words per node.
- * Bitsets are built when a test (or a newer checkpoint) first needs them: many chains (ports,
- * registers) are never asked about before they leave the window.
- * Nodes and bitsets live in rings indexed by id; an entry is reused only once every member it
- * holds is older than the window (the rings grow otherwise), and stale references are detected
- * by id. Members older than n - R + 1 are dropped: no test ever asks for them (R > Q).
+ * Along a chain the intervals strictly decrease, so "is j a member" is decided by the oldest
+ * node of the chain whose hi >= j (j is a member iff that node's lo <= j).
+ * The taint-queue tests ask with j = n - Q, one more each instruction. They keep a few chains,
+ * the paths (gpath), each an array of node ids, oldest first, each the parent of the next; the
+ * first node's parent is either older than j (a root path) or a node on another path, the base.
+ * Every node on a path records which path and where (gnode.mark). A test walks its set's chain
+ * from the head only until it meets a node on a path: the chain's oldest live node is then that
+ * path's oldest live one, or, while its base is live, the base path's (and so on). The walked
+ * nodes extend the met path when they meet its newest node or one at most QP_CUT below (the
+ * nodes above are cut off), else they form a new path based on it (the least recently used path
+ * is reset; paths based on what was reset or cut off are found unsound, and reset, when met).
+ * A chain whose only live node is its head needs no path (qp[QP_N]). Consecutive dispatch sets share most of their chains, and sets that alternate
+ * between a few chains (interleaved dependency chains) each keep a path: a test walks a node or
+ * two, if any.
+ * Nodes live in a ring indexed by id; an entry is reused only once every member it holds is
+ * older than the window (the ring grows otherwise), and stale references are detected by id.
+ * Members older than n - R + 1 are dropped: no test ever asks for them (R > Q).
  * ====================================================================================== */
 
 typedef struct gtv {
@@ -49,19 +61,22 @@ typedef struct gnode {
   uint64_t id;     /* id of the node in this slot (0 = never used) */
   uint64_t hi;     /* the instructions this node adds: [hi - len, hi] */
   uint64_t parent; /* the rest of the set (node id), 0 = none */
-  uint64_t up;     /* the nearest checkpoint at or above this node (node id), 0 = none */
-  uint64_t seg_lo; /* oldest member added by the non-checkpoint nodes from here up to `up` */
-  uint64_t bits;   /* a checkpoint's bitset id (0 = not built yet: ck_bits) */
   uint32_t len;
-  uint16_t depth;  /* nodes since the nearest checkpoint or root above */
-  uint16_t ck;     /* a checkpoint: `bits` holds its bitset (every member in [hi-R+1, hi]) */
-  uint64_t spare;  /* pads the node to 64 bytes: slots are found by a shift, not a multiply */
-} gnode;
+  uint32_t mark;   /* on a path: index << QP_BITS | path (the index's low bits; on_path) */
+} gnode;           /* 32 bytes: slots are found by a shift, not a multiply */
 
-typedef struct gbmeta {
-  uint64_t id; /* id of the bitset in this slot */
-  uint64_t c;  /* formed at instruction c: valid for members in [c - R + 1, c] */
-} gbmeta;
+/* A path of the taint-queue tests (see "Taint sets"). */
+typedef struct gpath {
+  uint64_t *ids;     /* ids[i & mask] for i in [tail, top): node ids, oldest first */
+  uint64_t mask;
+  uint64_t tail, top;
+  uint64_t lo, hi;   /* the interval of the node at tail (immutable while it is there) */
+  uint64_t base_id;  /* the parent of the node at the first index (on path `base`); 0 = none */
+  uint64_t base_hi;  /* its hi */
+  uint64_t base_idx; /* its index there (sound while it is still there, or dead) */
+  uint64_t used;     /* j + 1 of the last test that used it (least recently used is reset first) */
+  uint32_t base;
+} gpath;
 
 typedef struct gstlf {
   uint64_t key;  /* store address + 1; 0 = empty */
@@ -109,22 +124,24 @@ struct gus {
   bool taint_on, selfcheck, prefetch;
   uint32_t window;
   uint64_t Q;    /* taint-queue length (instructions) */
-  uint64_t R;    /* ring of bit positions: a multiple of 64, > Q */
-  uint32_t nw;   /* words per bitset */
-  uint64_t npos; /* n mod R */
-  uint64_t qpos; /* (n - Q) mod R: the ring position of the instruction leaving the taint queue */
+  uint64_t R;    /* ring of positions: a multiple of 64, > Q */
+  uint64_t qmask; /* qsid holds instruction e at e & qmask: a power of two minus one, >= Q */
   /* taint-set storage */
   gnode *nodes;
   uint64_t nmask, nid;
-  gbmeta *bmeta;
-  uint64_t *bwords;
-  uint64_t bmask, bid;
   uint64_t selfcheck_bad, selfcheck_n;
-  /* the last taint-queue test answered by a checkpoint (tv_has_q): node mq_id (hi, seg_lo), its
-   * checkpoint's hi and bitset id. Consecutive dispatch sets often share the node. 0 = none. */
-  uint64_t mq_id, mq_hi, mq_seg, mq_chi, mq_bid;
-  uint64_t *ckstack; /* ck_bits: checkpoints waiting to be built */
-  size_t ckcap;
+  uint64_t q_steps; /* nodes the taint-queue tests walked beyond their set's head (gus_walk_steps) */
+  /* the paths of the taint-queue tests (see "Taint sets"); qw: the nodes a test walked, newest
+   * first */
+  gpath qp[QP_N + 1]; /* [QP_N]: a chain whose only live node is its head (never marked) */
+  uint32_t qp_n;      /* paths in use: QP_N (fewer in tests: gus_set_paths) */
+  uint64_t *qw;
+  uint32_t qs;     /* the path of node qx_id */
+  uint32_t qf;     /* the path holding that chain's oldest live node: qs or one of its bases */
+  uint64_t qf_end; /* qf stays so while j < qf_end (the base that led there is live) */
+  /* the node the last test reached (on the path until a walk cuts it off) and its hi + 1; 0, 0 at
+   * first: id 0 (no node) then answers "not a member" */
+  uint64_t qx_id, qx_end;
   /* costs and latencies (ticks) */
   gtick cost_fe, cost_taken, cost_disp, cost_ret, ret_lat, fe_lat, fq_lag;
   gtick cost_port[GUS_MAX_PORTS], lat_port[GUS_MAX_PORTS]; /* lat_port: ticks per cycle of latency */
@@ -152,7 +169,7 @@ struct gus {
   gtv *robtv;
   uint32_t rpos;
   gstlf stlf[STLF_N];
-  uint32_t *qsid; /* [R]: sid of each instruction in the taint queue, by ring position */
+  uint32_t *qsid; /* [qmask + 1]: sid of each instruction in the taint queue (and n), by index & qmask */
   gcache cache[3];
   gcache dtlb, stlb; /* tags are page numbers */
   /* per static instruction */
@@ -167,63 +184,8 @@ struct gus {
   uint64_t bound_res[GUS_B_NUM + 1];
 };
 
-/* Ring position of instruction e (n - R < e <= n). */
-static inline uint64_t tpos(const gus *g, uint64_t e) {
-  uint64_t d = g->n - e;
-  return g->npos >= d ? g->npos - d : g->npos + g->R - d;
-}
-
 /* Oldest instruction any future test can ask about. */
 static inline uint64_t window_lo(const gus *g, uint64_t n) { return n + 1 > g->R ? n + 1 - g->R : 0; }
-
-/* Set or clear bit positions [p, p + len) of w (no wrap-around; len >= 1). */
-static inline void bits_range(uint64_t *w, uint64_t p, uint64_t len, bool set) {
-  uint64_t e = p + len, wa = p >> 6, we = (e - 1) >> 6;
-  uint64_t ma = ~0ULL << (p & 63), me = ~0ULL >> (63 - ((e - 1) & 63));
-  if (wa == we) {
-    if (set) w[wa] |= ma & me;
-    else w[wa] &= ~(ma & me);
-    return;
-  }
-  if (set) {
-    w[wa] |= ma;
-    for (uint64_t i = wa + 1; i < we; i++) w[i] = ~0ULL;
-    w[we] |= me;
-  } else {
-    w[wa] &= ~ma;
-    for (uint64_t i = wa + 1; i < we; i++) w[i] = 0;
-    w[we] &= ~me;
-  }
-}
-
-/* Set or clear the positions of instructions [a, a + len), a <= g->n. */
-static void ring_range(const gus *g, uint64_t *w, uint64_t a, uint64_t len, bool set) {
-  if (!len) return;
-  if (len >= g->R) {
-    memset(w, set ? 0xff : 0, g->nw * sizeof(uint64_t));
-    return;
-  }
-  uint64_t p;
-  if (a + g->R > g->n) {
-    p = tpos(g, a);
-  } else {
-    /* older than the window (clearing stale positions): reduce modulo R */
-    uint64_t d = (g->n - a) % g->R;
-    p = g->npos >= d ? g->npos - d : g->npos + g->R - d;
-  }
-  if (len == 1) {
-    if (set) w[p >> 6] |= 1ULL << (p & 63);
-    else w[p >> 6] &= ~(1ULL << (p & 63));
-    return;
-  }
-  uint64_t k = g->R - p;
-  if (k >= len) {
-    bits_range(w, p, len, set);
-  } else {
-    bits_range(w, p, k, set);
-    bits_range(w, 0, len - k, set);
-  }
-}
 
 /* Rare (the ring doubles a few times per run at most): kept out of line so that node_new's fast
  * path needs fewer registers. */
@@ -237,164 +199,30 @@ static __attribute__((noinline, cold)) void grow_nodes(gus *g) {
   g->nmask = nn - 1;
 }
 
-static __attribute__((noinline, cold)) void grow_bits(gus *g) {
-  uint64_t on = g->bmask + 1, nn = on * 2;
-  gbmeta *nm = xcalloc(nn, sizeof *nm);
-  uint64_t *nwds = xmalloc(nn * g->nw * sizeof(uint64_t));
-  for (uint64_t i = 0; i < on; i++)
-    if (g->bmeta[i].id) {
-      uint64_t s = g->bmeta[i].id & (nn - 1);
-      nm[s] = g->bmeta[i];
-      memcpy(nwds + s * g->nw, g->bwords + i * g->nw, g->nw * sizeof(uint64_t));
-    }
-  free(g->bmeta);
-  free(g->bwords);
-  g->bmeta = nm;
-  g->bwords = nwds;
-  g->bmask = nn - 1;
-}
-
 static inline const gnode *node_get(const gus *g, uint64_t id) {
   const gnode *x = &g->nodes[id & g->nmask];
   return x->id == id ? x : NULL;
 }
 
 static inline uint64_t node_lo(const gnode *x) { return x->hi - x->len; }
-static inline uint64_t node_bits(const gus *g, const gnode *x) {
-  (void)g;
-  return x->bits;
-}
-
-/* Set the ring positions of x's interval clipped to the window [wlo, n] (make_checkpoint). */
-static ALWAYS_INLINE void ck_set_node(const gus *g, uint64_t *w, const gnode *x, uint64_t wlo) {
-  uint64_t lo = node_lo(x) < wlo ? wlo : node_lo(x);
-  if (lo > x->hi) return;
-  /* in the window (lo >= wlo): positions run from tpos(lo), wrapping at R */
-  uint64_t p = tpos(g, lo), len = x->hi - lo + 1;
-  if (len == 1) {
-    w[p >> 6] |= 1ULL << (p & 63); /* the common case: one instruction */
-  } else if (p + len <= g->R) {
-    bits_range(w, p, len, true);
-  } else {
-    bits_range(w, p, g->R - p, true);
-    bits_range(w, 0, len - (g->R - p), true);
-  }
-}
-
-/* A checkpoint bitset for node x (formed now, at instruction n): the previous checkpoint up its
- * chain, copied and cleared of positions that now stand for newer instructions, plus the
- * intervals of the nodes in between and of x itself. The previous checkpoint is the parent's
- * `up` (no walk to find it), so the nodes in between are walked once, setting their bits. */
-static uint64_t make_checkpoint(gus *g, const gnode *x, uint64_t n) {
-  uint64_t bid = ++g->bid;
-  gbmeta *bm = &g->bmeta[bid & g->bmask];
-  if (bm->id && bm->c + g->R > n) {
-    grow_bits(g);
-    bm = &g->bmeta[bid & g->bmask];
-  }
-  bm->id = bid;
-  bm->c = x->hi;
-  uint64_t *w = g->bwords + (bid & g->bmask) * g->nw;
-  const uint64_t wlo = window_lo(g, n);
-  /* Chains are strictly decreasing and a slot is reused only once its node is out of the window,
-   * so when the parent is in the window the nodes down to its `up` are too (all newer than it). */
-  const gnode *par = x->parent ? node_get(g, x->parent) : NULL;
-  if (par && par->hi < wlo) par = NULL;
-  const gnode *base = NULL;
-  if (par && par->up) {
-    const gnode *c = node_get(g, par->up);
-    /* not built (0): ck_build builds older first, so only when it is out of the window */
-    if (c && c->hi >= wlo && c->bits && g->bmeta[c->bits & g->bmask].id == c->bits) base = c;
-  }
-  if (base) {
-    uint64_t bb = base->bits;
-    const gbmeta *yb = &g->bmeta[bb & g->bmask];
-    memcpy(w, g->bwords + (bb & g->bmask) * g->nw, g->nw * sizeof(uint64_t));
-    /* positions of (cb, c] still hold members older than c - R + 1 */
-    uint64_t cb = yb->c, c = x->hi;
-    if (c > cb) ring_range(g, w, cb + 1, c - cb, false);
-  } else {
-    memset(w, 0, g->nw * sizeof(uint64_t));
-  }
-  ck_set_node(g, w, x, wlo);
-  /* the nodes between x and the previous checkpoint (depth bounds the walk) */
-  const gnode *y = par;
-  for (unsigned k = 0; y && !y->ck && k < CK_DEPTH + 2; k++) {
-    ck_set_node(g, w, y, wlo);
-    if (!y->parent) break;
-    y = node_get(g, y->parent);
-    if (y && y->hi < wlo) break;
-  }
-  return bid;
-}
-
-/* A new node adding [lo, hi] to the set `parent`; returns its id (or the parent's, or 0, when
- * nothing of [lo, hi] is within the window). */
+/* A new node adding [lo, hi] to the set `parent`; returns its id, or the parent's when nothing of
+ * [lo, hi] is within the window. The parent (and members of [lo, hi]) may be older than the
+ * window: tests never ask about them, and walks stop at the first node older than what they ask. */
 static uint64_t node_new(gus *g, uint64_t parent, uint64_t lo, uint64_t hi, uint64_t n) {
-  const uint64_t wlo = window_lo(g, n);
-  if (lo < wlo) lo = wlo;
-  const gnode *p = parent ? node_get(g, parent) : NULL;
-  if (p && p->hi < wlo) p = NULL;
-  if (lo > hi) return p ? parent : 0;
-  uint64_t id = ++g->nid;
-  if (id >= TV_MAX_NODE) wi_die(70, "gus: more than 2^40 taint-set nodes in one run");
+  if (hi + g->R <= n) return parent;
+  const uint64_t id = ++g->nid;
+  if (__builtin_expect(id >= TV_MAX_NODE, 0)) wi_die(70, "gus: more than 2^40 taint-set nodes in one run");
   gnode *x = &g->nodes[id & g->nmask];
   if (__builtin_expect(x->id && x->hi + g->R > n, 0)) {
     grow_nodes(g);
     x = &g->nodes[id & g->nmask];
-    p = p ? node_get(g, parent) : NULL; /* the ring moved */
   }
   x->id = id;
   x->hi = hi;
-  x->len = (uint32_t)(hi - lo); /* < R (lo >= wlo, hi <= n): no clamp needed */
-  x->ck = 0;
-  x->parent = p ? parent : 0;
-  x->depth = (uint16_t)(p ? p->depth + 1 : 0);
-  x->up = p ? p->up : 0;
-  x->seg_lo = p && !p->ck ? p->seg_lo : lo;
-  if (x->depth >= CK_DEPTH) {
-    x->bits = 0; /* the bitset is built when first needed (ck_bits) */
-    x->ck = 1;
-    x->depth = 0;
-    x->up = id;
-    x->seg_lo = UINT64_MAX;
-  }
+  x->len = (uint32_t)(hi - lo); /* <= R: pending intervals saturate there (tv_add) */
+  x->parent = parent;
+  /* mark: any value; the path cannot hold the new id */
   return id;
-}
-
-/* The bitset id of checkpoint node x, built now if it is not yet (ck_bits). Checkpoints are built lazily:
- * about half are never needed by a membership test. A bitset is built from the next older
- * checkpoint on the chain, so the unbuilt ones below x are built first, oldest first. Built late
- * (at instruction g->n rather than x->hi) it holds the members still in the window, the only ones
- * a test can ask about. */
-static __attribute__((noinline)) uint64_t ck_build(gus *g, const gnode *x) {
-  uint64_t b = 0;
-  const uint64_t wlo = window_lo(g, g->n);
-  size_t ns = 0;
-  for (const gnode *y = x;;) {
-    if (y->bits) break;
-    if (ns == g->ckcap) {
-      g->ckcap = g->ckcap ? 2 * g->ckcap : 64;
-      g->ckstack = xrealloc(g->ckstack, g->ckcap * sizeof *g->ckstack);
-    }
-    g->ckstack[ns++] = y->id;
-    /* the next older checkpoint: the nearest one at or above the parent */
-    const gnode *p = y->parent ? node_get(g, y->parent) : NULL;
-    if (!p || p->hi < wlo || !p->up) break;
-    y = node_get(g, p->up);
-    if (!y || y->hi < wlo) break;
-  }
-  while (ns) {
-    const gnode *y = node_get(g, g->ckstack[--ns]);
-    b = make_checkpoint(g, y, g->n); /* may grow the bitset ring, never the node ring */
-    g->nodes[y->id & g->nmask].bits = b;
-  }
-  return b;
-}
-
-static ALWAYS_INLINE uint64_t ck_bits(gus *g, const gnode *x) {
-  uint64_t b = x->bits;
-  return b ? b : ck_build(g, x);
 }
 
 /* The set *src plus instruction n (never older than any member). When that needs a new node,
@@ -422,66 +250,225 @@ static ALWAYS_INLINE gtv tv_add(gus *g, gtv *src, uint64_t n) {
   return r;
 }
 
-/* The bit of ring position p in checkpoint c's bitset (c->hi >= the member asked about, so the
- * bitset's slot cannot have been reused: slots are reused once their checkpoint is out of the
- * window). */
-static ALWAYS_INLINE bool ck_test(gus *g, const gnode *c, uint64_t p) {
-  uint64_t bid = ck_bits(g, c);
-  return (g->bwords[(bid & g->bmask) * g->nw + (p >> 6)] >> (p & 63)) & 1;
+/* Whether node x is on a path: which (*ps) and where (*at). */
+static ALWAYS_INLINE bool on_path(const gus *g, const gnode *x, uint32_t *ps, uint64_t *at) {
+  const uint32_t s = x->mark & (QP_N - 1);
+  const gpath *P = &g->qp[s];
+  const uint64_t i = P->tail + (((x->mark >> QP_BITS) - (uint32_t)P->tail) & (UINT32_MAX >> QP_BITS));
+  *ps = s;
+  *at = i;
+  return i < P->top && P->ids[i & P->mask] == x->id;
 }
 
-/* tv_has from node x (x->hi >= j >= x->seg_lo): walk the nodes down to the checkpoint. */
-static __attribute__((noinline)) bool tv_has_seg(gus *g, const gnode *x, uint64_t j, uint64_t p) {
+/* Whether path s's chain is known down to its oldest live node: every live base it rests on is
+ * still on the path it was linked to. If so, *pf is the path holding that node and *end bounds
+ * the j for which it does (the hi + 1 of the live base that led there). */
+static ALWAYS_INLINE bool path_resolve(const gus *g, uint32_t s, uint64_t j, uint32_t *pf, uint64_t *end) {
+  uint64_t e = UINT64_MAX;
+  for (unsigned k = 0; k < QP_N; k++) {
+    const gpath *P = &g->qp[s];
+    if (!P->base_id || P->base_hi < j) {
+      *pf = s;
+      *end = e;
+      return true;
+    }
+    const gpath *B = &g->qp[P->base];
+    if (P->base_idx < B->tail || P->base_idx >= B->top || B->ids[P->base_idx & B->mask] != P->base_id) return false;
+    e = P->base_hi + 1;
+    s = P->base;
+  }
+  return false; /* a cycle of bases (cannot form: a base is older than what rests on it) */
+}
+
+static bool path_sound(const gus *g, uint32_t s, uint64_t j) {
+  uint32_t f;
+  uint64_t e;
+  return path_resolve(g, s, j, &f, &e);
+}
+
+/* Drop path P's nodes older than j from its tail; it holds a live node (hi >= j). */
+static __attribute__((noinline)) void path_trim(gus *g, gpath *P, uint64_t j) {
+  for (;; P->tail++) {
+    const uint64_t id = P->ids[P->tail & P->mask];
+    const gnode *y = &g->nodes[id & g->nmask];
+    if (y->id == id && y->hi >= j) {
+      P->lo = node_lo(y);
+      P->hi = y->hi;
+      return;
+    }
+  }
+}
+
+static __attribute__((noinline, cold)) void path_grow(gpath *P, uint64_t want) {
+  uint64_t nc = (P->mask + 1) * 2;
+  while (nc < want) nc *= 2;
+  uint64_t *ids = xmalloc(nc * sizeof *ids);
+  for (uint64_t i = P->tail; i < P->top; i++) ids[i & (nc - 1)] = P->ids[i & P->mask];
+  free(P->ids);
+  P->ids = ids;
+  P->mask = nc - 1;
+}
+
+/* For a chain whose head x (live, hi >= j) is on no sound path: walk from x until a node of a
+ * sound path, or the end of the live chain, and put the walked nodes on a path. Returns it, or
+ * QP_N when x is the chain's only live node (no path needed). */
+static __attribute__((noinline)) uint32_t q_walk(gus *g, const gnode *x, uint64_t j) {
+  size_t nw = 0;
+  uint64_t at = 0;
+  uint32_t ms = 0;
+  bool met = false;
   for (;;) {
-    if (node_lo(x) <= j) return true;
-    if (x->ck) return ck_test(g, x, p);
-    if (!x->parent || !(x = node_get(g, x->parent)) || x->hi < j) return false;
+    g->qw[nw++] = x->id;
+    const uint64_t pid = x->parent;
+    const gnode *p = &g->nodes[pid & g->nmask];
+    if (!pid || p->id != pid || p->hi < j) break;
+    if (on_path(g, p, &ms, &at)) {
+      if (path_sound(g, ms, j)) {
+        met = true;
+        break;
+      }
+      /* rests on a reset path: reset it too (its nodes are walked like any others) */
+      gpath *B = &g->qp[ms];
+      B->tail = B->top;
+    }
+    x = p;
   }
+  g->q_steps += nw - 1;
+  if (!met && nw == 1) {
+    gpath *D = &g->qp[QP_N];
+    D->lo = node_lo(x);
+    D->hi = x->hi;
+    return QP_N;
+  }
+  gpath *P;
+  uint32_t s;
+  if (met && at + 1 + QP_CUT >= g->qp[ms].top) {
+    /* the walk meets the met path's newest node or one just below (a set that another test
+     * extended differently; paths based above are found unsound): cut and extend it */
+    s = ms;
+    P = &g->qp[s];
+    P->top = at + 1; /* (dead nodes at its tail go when a test next reads it: path_trim) */
+  } else {
+    /* a new path in the least recently used slot, but not the met path's bases (used now) */
+    if (met)
+      for (uint32_t b = ms, k = 0; k < QP_N; k++) {
+        g->qp[b].used = j + 1;
+        const gpath *B = &g->qp[b];
+        if (!B->base_id || B->base_hi < j) break;
+        b = B->base;
+      }
+    s = 0;
+    for (uint32_t k = 1; k < g->qp_n; k++)
+      if (g->qp[k].used < g->qp[s].used) s = k;
+    P = &g->qp[s];
+    if (P->used == j + 1) {
+      /* every path is a base of the met one (never seen): reset them all, walk to the end */
+      met = false;
+      for (uint32_t k = 0; k < QP_N; k++) g->qp[k].tail = g->qp[k].top;
+      const gnode *y = &g->nodes[g->qw[nw - 1] & g->nmask];
+      for (;;) {
+        const uint64_t pid = y->parent;
+        const gnode *p = &g->nodes[pid & g->nmask];
+        if (!pid || p->id != pid || p->hi < j) break;
+        g->qw[nw++] = pid;
+        y = p;
+      }
+    }
+    P->tail = P->top;
+    if (met) {
+      const gpath *M = &g->qp[ms];
+      P->base = ms;
+      P->base_id = M->ids[at & M->mask];
+      P->base_hi = g->nodes[P->base_id & g->nmask].hi;
+      P->base_idx = at;
+    } else {
+      P->base_id = 0;
+    }
+    const gnode *y = &g->nodes[g->qw[nw - 1] & g->nmask];
+    P->lo = node_lo(y);
+    P->hi = y->hi;
+  }
+  if (P->top - P->tail + nw > P->mask + 1) path_grow(P, P->top - P->tail + nw);
+  uint64_t top = P->top;
+  while (nw) {
+    const uint64_t id = g->qw[--nw];
+    P->ids[top & P->mask] = id;
+    g->nodes[id & g->nmask].mark = (uint32_t)(top << QP_BITS) | s;
+    top++;
+  }
+  P->top = top;
+  return s;
 }
 
-/* Is instruction j (n - R < j <= n, at ring position p = tpos(g, j)) a member of v? */
-static ALWAYS_INLINE bool tv_has(gus *g, const gtv *v, uint64_t j, uint64_t p) {
+/* Make node id (not the last test's) the test's node: false when it is no live node, else
+ * qx_*, qs, qf and qf_end describe it, walking its chain to a path if need be. */
+static __attribute__((noinline)) bool q_new(gus *g, uint64_t id, uint64_t j) {
+  const gnode *x = &g->nodes[id & g->nmask];
+  if (!id || x->id != id || x->hi < j) return false;
+  uint64_t at;
+  uint32_t s;
+  g->qx_id = id;
+  g->qx_end = x->hi + 1;
+  if (on_path(g, x, &s, &at)) {
+    if (path_resolve(g, s, j, &g->qf, &g->qf_end)) goto found;
+  } else {
+    /* the common case: a node or a few above x is the newest node of a path without a live
+     * base, or just below it (the path's test set was extended differently): x and the nodes
+     * between extend the path */
+    uint64_t w[QP_FAST];
+    const gnode *y = x;
+    for (unsigned k = 0; k < QP_FAST; k++) {
+      w[k] = y->id;
+      const uint64_t pid = y->parent;
+      const gnode *p = &g->nodes[pid & g->nmask];
+      uint64_t pat;
+      if (!pid || p->id != pid || p->hi < j) break;
+      if (on_path(g, p, &s, &pat)) {
+        gpath *P = &g->qp[s];
+        if (pat + 1 + QP_CUT < P->top || (P->base_id && P->base_hi >= j) || pat + 1 + k - P->tail > P->mask) break;
+        for (unsigned i = 0; i <= k; i++) {
+          const uint64_t wi = w[k - i];
+          P->ids[(pat + 1 + i) & P->mask] = wi;
+          g->nodes[wi & g->nmask].mark = (uint32_t)((pat + 1 + i) << QP_BITS) | s;
+        }
+        P->top = pat + 2 + k;
+        g->q_steps += k;
+        g->qf = s;
+        g->qf_end = UINT64_MAX;
+        goto found;
+      }
+      y = p;
+    }
+  }
+  s = q_walk(g, x, j);
+  path_resolve(g, s, j, &g->qf, &g->qf_end); /* sound: just built */
+found:
+  g->qp[s].used = j + 1;
+  g->qs = s;
+  return true;
+}
+
+/* Is instruction j a member of v? For the taint-queue tests and the final flush: j = n - Q (or,
+ * at the end, the queue's instructions in order), never less than the previous call's j. */
+static ALWAYS_INLINE bool tv_has_q(gus *g, const gtv *v, uint64_t j) {
   const uint32_t len = tv_len(*v);
   if (len != TV_NOLEN && j <= v->hi && j + len >= v->hi) return true;
   const uint64_t id = tv_node(*v);
-  const gnode *x = &g->nodes[id & g->nmask];
-  if (!id || x->id != id || x->hi < j) return false;
-  if (j >= x->seg_lo) return tv_has_seg(g, x, j, p);
-  /* not among the nodes below the checkpoint: ask the checkpoint's bitset */
-  const uint64_t cid = x->up;
-  const gnode *c = &g->nodes[cid & g->nmask];
-  if (!cid || c->id != cid || c->hi < j) return false;
-  return ck_test(g, c, p);
-}
-
-/* tv_has for the taint-queue test, remembering the node and checkpoint that answered it: the
- * next test (of the next instruction) usually reaches the same node and skips two dependent
- * loads. The answers are tv_has's: node and checkpoint are immutable while hi >= j (their slots
- * are reused only once out of the window). */
-static ALWAYS_INLINE bool tv_has_q(gus *g, const gtv *v, uint64_t j, uint64_t p) {
-  const uint32_t len = tv_len(*v);
-  if (len != TV_NOLEN && j <= v->hi && j + len >= v->hi) return true;
-  const uint64_t id = tv_node(*v);
-  if (id && id == g->mq_id && j < g->mq_seg) {
-    if (g->mq_hi < j || g->mq_chi < j) return false;
-    return (g->bwords[(g->mq_bid & g->bmask) * g->nw + (p >> 6)] >> (p & 63)) & 1;
+  if (id != g->qx_id) {
+    /* consecutive tests often reach the same node: that one is known to be on a sound path (paths
+     * change only in q_walk) */
+    if (!q_new(g, id, j)) return false;
+  } else if (g->qx_end <= j) {
+    return false;
+  } else if (__builtin_expect(j >= g->qf_end, 0)) {
+    path_resolve(g, g->qs, j, &g->qf, &g->qf_end); /* the base that led to qf died */
   }
-  const gnode *x = &g->nodes[id & g->nmask];
-  if (!id || x->id != id || x->hi < j) return false;
-  if (j >= x->seg_lo) return tv_has_seg(g, x, j, p);
-  const uint64_t cid = x->up;
-  const gnode *c = &g->nodes[cid & g->nmask];
-  if (!cid || c->id != cid || c->hi < j) return false;
-  const uint64_t bid = ck_bits(g, c);
-  g->mq_id = id;
-  g->mq_hi = x->hi;
-  g->mq_seg = x->seg_lo;
-  g->mq_chi = c->hi;
-  g->mq_bid = bid;
-  return (g->bwords[(bid & g->bmask) * g->nw + (p >> 6)] >> (p & 63)) & 1;
+  gpath *P = &g->qp[g->qf];
+  if (P->hi < j) path_trim(g, P, j);
+  return P->lo <= j;
 }
 
-/* tv_has without the checkpoints: the reference the self-check compares against. */
+/* tv_has_q by walking the whole chain: the reference the self-check compares against. */
 static bool tv_has_walk(const gus *g, const gtv *v, uint64_t j) {
   if (tv_len(*v) != TV_NOLEN && j <= v->hi && j + tv_len(*v) >= v->hi) return true;
   for (uint64_t id = tv_node(*v); id;) {
@@ -638,8 +625,7 @@ gus *gus_create(const gus_machine *m, uint32_t window, uint32_t n_static, bool t
   g->nfb = scaled_count(m->fill_buffers, m->tput[GUS_R_FILLBUF]);
   g->Q = (uint64_t)window * g->rob;
   g->R = (g->Q / 64 + 1) * 64 * ring_mult;
-  g->nw = (uint32_t)(g->R / 64);
-  g->qpos = g->R - g->Q;
+  g->qmask = pow2_at_least(g->Q + 1) - 1;
   if (taint_on && g->R >= TV_NOLEN) {
     wi_fail(err, WI_EINVAL, "gus: taint window of %llu instructions is too large (at most %u)",
             (unsigned long long)g->Q, TV_NOLEN - 64);
@@ -685,13 +671,17 @@ gus *gus_create(const gus_machine *m, uint32_t window, uint32_t n_static, bool t
 
   if (taint_on) {
     /* the rings grow when an entry is still live on reuse */
-    uint64_t nn = pow2_at_least(2 * g->R), nb = pow2_at_least(g->R / 4);
+    uint64_t nn = pow2_at_least(2 * g->R), nq = pow2_at_least(g->R + 2);
     g->nodes = xcalloc(nn, sizeof *g->nodes);
     g->nmask = nn - 1;
-    g->bmeta = xcalloc(nb, sizeof *g->bmeta);
-    g->bwords = xmalloc(nb * g->nw * sizeof(uint64_t));
-    g->bmask = nb - 1;
-    g->qsid = xcalloc(g->R, sizeof *g->qsid);
+    /* a walk visits live nodes only: fewer than R (their hi are distinct and in the window) */
+    g->qw = xmalloc(nq * sizeof *g->qw);
+    g->qp_n = QP_N;
+    for (uint32_t k = 0; k < QP_N; k++) {
+      g->qp[k].ids = xcalloc(64, sizeof *g->qp[k].ids);
+      g->qp[k].mask = 63;
+    }
+    g->qsid = xcalloc(g->qmask + 1, sizeof *g->qsid);
   }
   g->fe_tv = g->disp_tv = g->ret_tv = TV_EMPTY;
   for (int p = 0; p < GUS_MAX_PORTS; p++) g->ptv[p] = TV_EMPTY;
@@ -735,9 +725,8 @@ void gus_set_prefetch(gus *g, bool on) { g->prefetch = on; }
 void gus_free(gus *g) {
   if (!g) return;
   free(g->nodes);
-  free(g->bmeta);
-  free(g->bwords);
-  free(g->ckstack);
+  for (uint32_t k = 0; k < QP_N; k++) free(g->qp[k].ids);
+  free(g->qw);
   free(g->qsid);
   free(g->fbavail);
   free(g->fbtv);
@@ -760,20 +749,18 @@ uint64_t gus_now_ticks(const gus *g) { return g->last_ret; }
 
 void gus_set_selfcheck(gus *g, bool on) { g->selfcheck = on; }
 
+uint64_t gus_walk_steps(const gus *g) { return g->q_steps; }
+
+void gus_set_paths(gus *g, uint32_t n) { g->qp_n = n < 1 ? 1 : n > QP_N ? QP_N : n; }
+
 static bool check_chain(const gus *g, const gtv *v, const char *what, char *msg, size_t n) {
   uint64_t prev_lo = tv_len(*v) != TV_NOLEN ? v->hi - tv_len(*v) : UINT64_MAX;
-  unsigned steps = 0;
   for (uint64_t id = tv_node(*v); id;) {
     const gnode *x = node_get(g, id);
-    if (!x) return true; /* reused: everything below is out of the window */
+    if (!x || x->hi + g->R <= g->n) return true; /* reused or out of the window, as all below it */
     if (x->hi >= prev_lo) {
       snprintf(msg, n, "%s: node %llu [%llu, %llu] is not below %llu", what, (unsigned long long)id,
                (unsigned long long)node_lo(x), (unsigned long long)x->hi, (unsigned long long)prev_lo);
-      return false;
-    }
-    if (x->ck) steps = 0;
-    else if (++steps > CK_DEPTH + 1) {
-      snprintf(msg, n, "%s: more than %d nodes without a checkpoint", what, CK_DEPTH);
       return false;
     }
     prev_lo = node_lo(x);
@@ -788,6 +775,27 @@ bool gus_check_sets(const gus *g, char *msg, size_t n) {
     snprintf(msg, n, "%llu of %llu membership tests disagree with the chain walk",
              (unsigned long long)g->selfcheck_bad, (unsigned long long)g->selfcheck_n);
     return false;
+  }
+  /* the paths: chains, oldest first, every node marked with its path and index */
+  for (uint32_t k = 0; k < QP_N; k++) {
+    const gpath *P = &g->qp[k];
+    for (uint64_t i = P->tail; i < P->top; i++) {
+      const uint64_t id = P->ids[i & P->mask];
+      const gnode *x = node_get(g, id);
+      uint64_t at;
+      uint32_t ps;
+      if (!x) continue; /* reused: out of the window, like everything below it */
+      if (!on_path(g, x, &ps, &at) || ps != k || at != i) {
+        snprintf(msg, n, "path %u: node %llu at %llu is not marked there", k, (unsigned long long)id,
+                 (unsigned long long)i);
+        return false;
+      }
+      if (i > P->tail && x->parent != P->ids[(i - 1) & P->mask]) {
+        snprintf(msg, n, "path %u: node %llu at %llu is not the child of the node before it", k,
+                 (unsigned long long)id, (unsigned long long)i);
+        return false;
+      }
+    }
   }
   if (!check_chain(g, &g->fe_tv, "frontend", msg, n) || !check_chain(g, &g->disp_tv, "dispatch", msg, n) ||
       !check_chain(g, &g->ret_tv, "retire", msg, n))
@@ -1046,15 +1054,14 @@ static ALWAYS_INLINE void step_impl(gus *g, uint32_t sid, const trace_insn *ti, 
      * chain that decided n's dispatch. */
     if (n >= g->Q) {
       uint64_t j = n - g->Q;
-      const uint64_t qp = g->qpos; /* tpos(g, j) */
-      bool in = tv_has_q(g, &Td, j, qp);
+      bool in = tv_has_q(g, &Td, j);
       if (CHECK) {
         g->selfcheck_n++;
         if (in != tv_has_walk(g, &Td, j)) g->selfcheck_bad++;
       }
-      g->taint[g->qsid[qp]] += in;
+      g->taint[g->qsid[j & g->qmask]] += in;
     }
-    g->qsid[g->npos] = sid;
+    g->qsid[n & g->qmask] = sid;
   }
   g->rs[bd].bound++; /* uses of the front end, dispatch, ROB and retire: one each, set at the end */
   const trace_mem *mv = mems + ti->mem_off;
@@ -1174,11 +1181,6 @@ static ALWAYS_INLINE void step_impl(gus *g, uint32_t sid, const trace_insn *ti, 
     if (TAINT) g->disp_tv = g->ret_tv;
   }
   g->n = n + 1;
-  if (TAINT) {
-    /* the taint ring only */
-    if (++g->npos == g->R) g->npos = 0;
-    if (++g->qpos == g->R) g->qpos = 0;
-  }
 }
 
 static void step_taint(gus *g, uint32_t sid, const trace_insn *ti, const trace_mem *mems) {
@@ -1259,8 +1261,14 @@ void gus_finish(gus *g, gus_result *r) {
   if (g->taint_on) {
     /* Flush the queue: what is left is tested against the chain that decided the last
      * retirement (the end of the run), as if dispatch had continued behind it. */
-    for (uint64_t j = g->n > g->Q ? g->n - g->Q : 0; j < g->n; j++)
-      if (tv_has(g, &g->ret_tv, j, tpos(g, j))) g->taint[g->qsid[tpos(g, j)]]++;
+    for (uint64_t j = g->n > g->Q ? g->n - g->Q : 0; j < g->n; j++) {
+      bool in = tv_has_q(g, &g->ret_tv, j);
+      if (g->selfcheck) {
+        g->selfcheck_n++;
+        if (in != tv_has_walk(g, &g->ret_tv, j)) g->selfcheck_bad++;
+      }
+      g->taint[g->qsid[j & g->qmask]] += in;
+    }
   }
   r->ticks = g->last_ret;
   r->cycles = (g->last_ret + GUS_TICKS - 1) / GUS_TICKS;
