@@ -512,6 +512,29 @@ static void test_random_streams(void **state) {
   }
 }
 
+/* A ROB-bound dispatch materializes the ROB entry's pending interval as a new node; the tests
+ * then take that node and the ROB entry's own node for one another (gus_model.c, pair_*): small
+ * ROBs and every window, self-checked against the chain walk, so that a pair used after another
+ * node's test, or a wrong interval, shows up as a disagreement. */
+static void test_rob_bound_pairs(void **state) {
+  (void)state;
+  wi_rng rng;
+  uint64_t seed = tu_seed() + 2;
+  rng_seed(&rng, seed);
+  for (int round = 0; round < 12; round++) {
+    syn s = {0};
+    random_stream(&s, &rng, 4 + (int)rng_below(&rng, 24), 12000);
+    gus_machine m;
+    gus_machine_default(&m);
+    m.rob = 4 + (uint32_t)rng_below(&rng, 28);
+    m.fill_buffers = 1 + (uint32_t)rng_below(&rng, 4);
+    uint32_t window = 1 + (uint32_t)rng_below(&rng, 4);
+    gus_result a = run_direct(&s, &m, window, 1, 0);
+    gus_result_free(&a);
+    syn_free(&s);
+  }
+}
+
 /* Dispatch sets that alternate between interleaved dependency chains (ROB-bound code with K
  * independent multiply chains; the chains share no live node) must not make each taint-queue
  * test walk a whole chain: the walks stay a few nodes per instruction. The answers are
@@ -864,6 +887,7 @@ int main(void) {
     cmocka_unit_test(test_l1_fill_slot),
     cmocka_unit_test(test_serializing),
     cmocka_unit_test(test_random_streams),
+    cmocka_unit_test(test_rob_bound_pairs),
     cmocka_unit_test(test_interleaved_chains_walk),
     cmocka_unit_test(test_scaling_monotone),
     cmocka_unit_test(test_taint_off_same_timing),

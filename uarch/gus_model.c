@@ -142,6 +142,15 @@ struct gus {
   /* the node the last test reached (on the path until a walk cuts it off) and its hi + 1; 0, 0 at
    * first: id 0 (no node) then answers "not a member" */
   uint64_t qx_id, qx_end;
+  /* the newest node ever put on a path (ids grow: a parent is older than its child); a newer
+   * node is on no path, which spares q_new the test for the usual new head node */
+  uint64_t q_top_id;
+  /* a pair of nodes the tests take for one another: node pair_n is node pair_p's set plus
+   * [pair_lo, pair_hi] (newer than pair_p's members), a pending interval the dispatch has just
+   * materialized (see step_impl). While pair_ok (q_new clears it), qx_id is one of them and
+   * qx_*, qs, qf describe pair_p's chain. */
+  uint64_t pair_p, pair_n, pair_lo, pair_hi;
+  bool pair_ok;
   /* costs and latencies (ticks) */
   gtick cost_fe, cost_taken, cost_disp, cost_ret, ret_lat, fe_lat, fq_lag;
   gtick cost_port[GUS_MAX_PORTS], lat_port[GUS_MAX_PORTS]; /* lat_port: ticks per cycle of latency */
@@ -389,6 +398,7 @@ static __attribute__((noinline)) uint32_t q_walk(gus *g, const gnode *x, uint64_
     P->hi = y->hi;
   }
   if (P->top - P->tail + nw > P->mask + 1) path_grow(P, P->top - P->tail + nw);
+  if (g->qw[0] > g->q_top_id) g->q_top_id = g->qw[0]; /* the walk's head: its newest node */
   uint64_t top = P->top;
   while (nw) {
     const uint64_t id = g->qw[--nw];
@@ -409,7 +419,8 @@ static __attribute__((noinline)) bool q_new(gus *g, uint64_t id, uint64_t j) {
   uint32_t s;
   g->qx_id = id;
   g->qx_end = x->hi + 1;
-  if (on_path(g, x, &s, &at)) {
+  g->pair_ok = false;
+  if (id <= g->q_top_id && on_path(g, x, &s, &at)) {
     if (path_resolve(g, s, j, &g->qf, &g->qf_end)) goto found;
   } else {
     /* the common case: a node or a few above x is the newest node of a path without a live
@@ -432,6 +443,7 @@ static __attribute__((noinline)) bool q_new(gus *g, uint64_t id, uint64_t j) {
           g->nodes[wi & g->nmask].mark = (uint32_t)((pat + 1 + i) << QP_BITS) | s;
         }
         P->top = pat + 2 + k;
+        if (id > g->q_top_id) g->q_top_id = id;
         g->q_steps += k;
         g->qf = s;
         g->qf_end = UINT64_MAX;
@@ -450,19 +462,22 @@ found:
 
 /* Is instruction j a member of v? For the taint-queue tests and the final flush: j = n - Q (or,
  * at the end, the queue's instructions in order), never less than the previous call's j. */
-static ALWAYS_INLINE bool tv_has_q(gus *g, const gtv *v, uint64_t j) {
-  const uint32_t len = tv_len(*v);
-  if (len != TV_NOLEN && j <= v->hi && j + len >= v->hi) return true;
-  const uint64_t id = tv_node(*v);
+static ALWAYS_INLINE bool tv_has_q(gus *g, gtv v, uint64_t j) {
+  const uint32_t len = tv_len(v);
+  if (len != TV_NOLEN && j <= v.hi && j + len >= v.hi) return true;
+  const uint64_t id = tv_node(v);
   if (id != g->qx_id) {
-    /* consecutive tests often reach the same node: that one is known to be on a sound path (paths
-     * change only in q_walk) */
-    if (!q_new(g, id, j)) return false;
-  } else if (g->qx_end <= j) {
-    return false;
-  } else if (__builtin_expect(j >= g->qf_end, 0)) {
-    path_resolve(g, g->qs, j, &g->qf, &g->qf_end); /* the base that led to qf died */
+    if (!g->pair_ok || (id != g->pair_p && id != g->pair_n)) {
+      /* consecutive tests often reach the same node: that one is known to be on a sound path
+       * (paths change only in q_walk) */
+      if (!q_new(g, id, j)) return false;
+      goto resolved;
+    }
+    g->qx_id = id; /* the other node of the pair */
   }
+  if (g->qx_end <= j) return g->pair_ok && id == g->pair_n && j >= g->pair_lo && j <= g->pair_hi;
+  if (__builtin_expect(j >= g->qf_end, 0)) path_resolve(g, g->qs, j, &g->qf, &g->qf_end); /* the base that led to qf died */
+resolved:;
   gpath *P = &g->qp[g->qf];
   if (P->hi < j) path_trim(g, P, j);
   return P->lo <= j;
@@ -1048,13 +1063,31 @@ static ALWAYS_INLINE void step_impl(gus *g, uint32_t sid, const trace_insn *ti, 
   }
   gtv Td = TV_EMPTY;
   if (TAINT) {
+    const gtv S = *src;
     Td = tv_add(g, src, n);
     g->disp_tv = Td;
     /* Taint queue: n enters, the instruction Q older leaves; it is tainted if it is on the
      * chain that decided n's dispatch. */
     if (n >= g->Q) {
       uint64_t j = n - g->Q;
-      bool in = tv_has_q(g, &Td, j);
+      /* When S's pending interval became a new node (a ROB-bound dispatch, mostly), no path holds
+       * it, but S's node is likely on one: test S (the same answer: j < n), then let the new
+       * node stand for S's in the tests that follow (the dispatch chain goes on from it). */
+      bool in;
+      if (__builtin_expect(tv_node(Td) == tv_node(S), 1)) {
+        in = tv_has_q(g, Td, j);
+      } else {
+        in = tv_has_q(g, S, j);
+        if (g->qx_id == tv_node(S) && !(g->pair_ok && g->qx_id == g->pair_n)) {
+          /* (not when S's node is itself a pair's new node: qx_* describe its base, and the
+           * new node would add two intervals) */
+          g->pair_p = tv_node(S);
+          g->qx_id = g->pair_n = tv_node(Td);
+          g->pair_lo = S.hi - tv_len(S);
+          g->pair_hi = S.hi;
+          g->pair_ok = true;
+        }
+      }
       if (CHECK) {
         g->selfcheck_n++;
         if (in != tv_has_walk(g, &Td, j)) g->selfcheck_bad++;
@@ -1262,7 +1295,7 @@ void gus_finish(gus *g, gus_result *r) {
     /* Flush the queue: what is left is tested against the chain that decided the last
      * retirement (the end of the run), as if dispatch had continued behind it. */
     for (uint64_t j = g->n > g->Q ? g->n - g->Q : 0; j < g->n; j++) {
-      bool in = tv_has_q(g, &g->ret_tv, j);
+      bool in = tv_has_q(g, g->ret_tv, j);
       if (g->selfcheck) {
         g->selfcheck_n++;
         if (in != tv_has_walk(g, &g->ret_tv, j)) g->selfcheck_bad++;
