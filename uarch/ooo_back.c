@@ -414,7 +414,8 @@ static inline uint64_t piece_end(uint64_t addr, uint64_t end, uint32_t line_byte
 
 /* Request the remaining lines of load `slot`; false (and *retry) when the memory system
  * refused one (the load then waits in state US_RETRY). */
-static bool load_lines(ooo_model *restrict m, uint32_t slot, uint64_t now, uint64_t *retry) {
+static inline __attribute__((always_inline)) bool load_lines(ooo_model *restrict m, uint32_t slot, uint64_t now,
+                                                             uint64_t *retry) {
   ooo_uop *u = &m->uops[slot];
   const ooo_rob *r = &m->rob[u->rob];
   mem_req q;
@@ -489,26 +490,29 @@ static void load_request(ooo_model *restrict m, uint32_t slot, uint64_t now) {
   if (!load_lines(m, slot, now, &retry)) mblk_add(m, slot, retry);
 }
 
+/* The entries behind the first load refused again are not looked at: they move down as a block
+ * (a full memory system keeps ~15 loads waiting, and most retries send one or two). Squashed
+ * entries among them stay until a later retry reaches them or mblk_add compacts: a squashed
+ * load's (slot, seq) never waits again, so they are only skipped. */
 void oo_mem_retry(ooo_model *restrict m, uint64_t now) {
   ooo_state *st = m->st;
   st->mblk_retry = UINT64_MAX;
-  uint32_t k = 0;
-  bool stop = false;
-  for (uint32_t i = 0; i < st->mblk_n; i++) {
+  uint32_t i = 0, n = st->mblk_n;
+  for (; i < n; i++) {
     uint32_t slot = m->mblk_slot[i];
     const ooo_uop *u = &m->uops[slot];
     if (u->seq != m->mblk_seq[i] || u->state != US_RETRY) continue; /* squashed */
     uint64_t retry;
-    if (stop || !load_lines(m, slot, now, &retry)) {
-      if (!stop) {
-        stop = true;
-        st->mblk_retry = retry;
-      }
-      m->mblk_slot[k] = slot;
-      m->mblk_seq[k++] = m->mblk_seq[i];
+    if (!load_lines(m, slot, now, &retry)) {
+      st->mblk_retry = retry;
+      break;
     }
   }
-  st->mblk_n = k;
+  if (i && i < n) {
+    memmove(m->mblk_slot, m->mblk_slot + i, (n - i) * sizeof *m->mblk_slot);
+    memmove(m->mblk_seq, m->mblk_seq + i, (n - i) * sizeof *m->mblk_seq);
+  }
+  st->mblk_n = n - i;
 }
 
 void oo_load_done(ooo_model *restrict m, uint32_t tag, uint64_t cycle) {
