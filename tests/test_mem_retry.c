@@ -68,12 +68,7 @@ static char *retry_trace(uint64_t seed, int iters) {
     if (rng_below(&rng, 2)) tb_run(tb, br + tb_len(tb, br), skip, new_line, &ac);
     tb_run(tb, skip, done, NULL, NULL);
   }
-  tb_exec(tb, done, NULL, 0);
-  assert_null(tb_error(tb));
-  char *path = tu_tmp_path(".wtr");
-  if (tb_write(tb, path, &err)) fail_msg("tb_write: %s", err.msg);
-  tb_free(tb);
-  return path;
+  return tu_tb_finish(tb, done);
 }
 
 /* What an observer saw of refusals and L1D acceptances of correct-path demand loads. */
@@ -130,21 +125,9 @@ static void on_mem(void *vctx, const mem_event *e) {
   s->last_refused_accept = e->fid + 1;
 }
 
-static ooo_model *new_model(const trace_t *t, const ooo_config *c) {
-  wi_err err;
-  ooo_model *m = ooo_new(c, t, OOO_SID_STATS, &err); /* load_level from miss events, as with an observer */
-  if (!m) fail_msg("ooo_new: %s", err.msg);
-  return m;
-}
-
-static void run_to(ooo_model *m, uint64_t n) {
-  wi_err err;
-  if (ooo_run(m, n, &err)) fail_msg("ooo_run: %s", err.msg);
-}
-
+/* Same result, the memory system's counts included. */
 static void assert_same_result(const ooo_model *a, const ooo_model *b) {
-  assert_memory_equal(ooo_get_stats(a), ooo_get_stats(b), sizeof(ooo_stats));
-  assert_int_equal(ooo_cycles(a), ooo_cycles(b));
+  tu_ooo_assert_same(a, b);
   for (int l = 0; l < 4; l++)
     assert_memory_equal(mem_stats(ooo_get_mem(a), l), mem_stats(ooo_get_mem(b), l), sizeof(mem_level_stats));
 }
@@ -161,24 +144,24 @@ static void test_refused_loads_retry_in_order(void **state) {
     wi_err err;
     if (machine_load(machines[k], &c, &err)) fail_msg("%s", err.msg);
     c.mem.l1d.mshrs = 2; /* the L1D is full most of the time: most loads are refused first */
-    ooo_model *plain = new_model(t, &c), *obs = new_model(t, &c), *half = new_model(t, &c);
+    ooo_model *plain = tu_ooo_new(t, &c), *obs = tu_ooo_new(t, &c), *half = tu_ooo_new(t, &c);
     seen *s = calloc(1, sizeof *s);
     ooo_observer o;
     memset(&o, 0, sizeof o);
     o.mem = on_mem;
     ooo_set_observer(obs, &o, s);
-    run_to(plain, UINT64_MAX); /* a refused load that is never sent again deadlocks the model */
-    run_to(obs, UINT64_MAX);
+    tu_ooo_run(plain, UINT64_MAX); /* a refused load that is never sent again deadlocks the model */
+    tu_ooo_run(obs, UINT64_MAX);
     assert_true(ooo_finished(plain) && ooo_finished(obs));
     assert_int_equal(ooo_get_stats(plain)->insns, n);
     assert_same_result(plain, obs);
     /* a checkpoint taken mid-run (loads wait refused most of the time) continues as the
      * original */
-    run_to(half, n / 2);
+    tu_ooo_run(half, n / 2);
     assert_false(ooo_finished(half));
     ooo_model *cp = ooo_clone(half, &err);
     if (!cp) fail_msg("ooo_clone: %s", err.msg);
-    run_to(cp, UINT64_MAX);
+    tu_ooo_run(cp, UINT64_MAX);
     assert_same_result(plain, cp);
     const mem_sys *ms = ooo_get_mem(plain);
     uint64_t counted = mem_get_dram_stats(ms)->queue_full_events;

@@ -25,17 +25,6 @@ typedef struct run_res {
   uint64_t warm_insns, warm_cycles; /* after the warm-up (the first 10% of the instructions) */
 } run_res;
 
-/* End tb's stream with the instruction at `done`, write it to a temporary trace and free tb. */
-static char *finish_trace(tbuild *tb, uint64_t done) {
-  wi_err err;
-  tb_exec(tb, done, NULL, 0);
-  assert_null(tb_error(tb));
-  char *path = tu_tmp_path(".wtr");
-  if (tb_write(tb, path, &err)) fail_msg("tb_write: %s", err.msg);
-  tb_free(tb);
-  return path;
-}
-
 static void check_topdown(const ooo_model *m) {
   ooo_topdown td;
   ooo_get_topdown(m, &td);
@@ -98,7 +87,7 @@ static char *loop_trace(const char *line, int n, uint64_t iters, tb_mem_fn fn, v
   strcat(src, "  dec rcx\n  jnz loop\ndone:\n  nop\n");
   tbuild *tb = build(src);
   tb_loop(tb, "loop", "done", iters, fn, ctx);
-  char *path = finish_trace(tb, tb_label(tb, "done"));
+  char *path = tu_tb_finish(tb, tb_label(tb, "done"));
   free(src);
   return path;
 }
@@ -262,7 +251,7 @@ static char *random_branch_trace(uint64_t seed, int iters) {
     if (rng_below(&rng, 2)) tb_run(tb, jz + tb_len(tb, jz), skip, NULL, NULL);
     tb_run(tb, skip, done, NULL, NULL);
   }
-  char *path = finish_trace(tb, done);
+  char *path = tu_tb_finish(tb, done);
   return path;
 }
 
@@ -411,7 +400,7 @@ static char *walk_trace(uint64_t seed, int walks) {
     tb_exec(tb, dec, NULL, 0);
     tb_exec(tb, jnz, NULL, 0);
   }
-  char *path = finish_trace(tb, tb_label(tb, "done"));
+  char *path = tu_tb_finish(tb, tb_label(tb, "done"));
   return path;
 }
 
@@ -441,23 +430,6 @@ static void test_ras_repair(void **state) {
 
 /* ---- determinism and checkpoints ------------------------------------------------------------------- */
 
-static ooo_model *new_model(const trace_t *t, const ooo_config *c) {
-  wi_err err;
-  ooo_model *m = ooo_new(c, t, OOO_SID_STATS, &err);
-  if (!m) fail_msg("ooo_new: %s", err.msg);
-  return m;
-}
-
-static void run_to(ooo_model *m, uint64_t n) {
-  wi_err err;
-  if (ooo_run(m, n, &err)) fail_msg("ooo_run: %s", err.msg);
-}
-
-static void assert_same_result(const ooo_model *a, const ooo_model *b) {
-  assert_memory_equal(ooo_get_stats(a), ooo_get_stats(b), sizeof(ooo_stats));
-  assert_int_equal(ooo_cycles(a), ooo_cycles(b));
-}
-
 static void test_determinism_and_checkpoints(void **state) {
   (void)state;
   uint64_t seed = tu_seed();
@@ -469,42 +441,42 @@ static void test_determinism_and_checkpoints(void **state) {
   for (size_t k = 0; k < WI_ARRAY_LEN(machines); k++) {
     ooo_config c;
     if (machine_load(machines[k], &c, &err)) fail_msg("%s", err.msg);
-    ooo_model *a = new_model(t, &c), *b = new_model(t, &c);
-    run_to(a, UINT64_MAX);
-    run_to(b, UINT64_MAX);
+    ooo_model *a = tu_ooo_new(t, &c), *b = tu_ooo_new(t, &c);
+    tu_ooo_run(a, UINT64_MAX);
+    tu_ooo_run(b, UINT64_MAX);
     assert_true(ooo_finished(a));
-    assert_same_result(a, b); /* the same trace twice: identical */
+    tu_ooo_assert_same(a, b); /* the same trace twice: identical */
     assert_memory_equal(ooo_get_sid_stats(a), ooo_get_sid_stats(b), trace_get_info(t)->n_static * sizeof(ooo_sid_stats));
     /* in small pieces */
-    ooo_model *p = new_model(t, &c);
-    while (!ooo_finished(p)) run_to(p, 997);
-    assert_same_result(a, p);
+    ooo_model *p = tu_ooo_new(t, &c);
+    while (!ooo_finished(p)) tu_ooo_run(p, 997);
+    tu_ooo_assert_same(a, p);
     /* a checkpoint taken a third of the way: a clone and a copy continue identically */
-    ooo_model *q = new_model(t, &c);
-    run_to(q, n / 3);
+    ooo_model *q = tu_ooo_new(t, &c);
+    tu_ooo_run(q, n / 3);
     ooo_model *cl = ooo_clone(q, &err);
     if (!cl) fail_msg("%s", err.msg);
-    ooo_model *cp = new_model(t, &c);
-    run_to(cp, n / 2); /* whatever it did before is overwritten */
+    ooo_model *cp = tu_ooo_new(t, &c);
+    tu_ooo_run(cp, n / 2); /* whatever it did before is overwritten */
     if (ooo_copy(cp, q, &err)) fail_msg("%s", err.msg);
-    run_to(q, UINT64_MAX);
-    run_to(cl, UINT64_MAX);
-    run_to(cp, UINT64_MAX);
-    assert_same_result(a, q);
-    assert_same_result(a, cl);
-    assert_same_result(a, cp);
+    tu_ooo_run(q, UINT64_MAX);
+    tu_ooo_run(cl, UINT64_MAX);
+    tu_ooo_run(cp, UINT64_MAX);
+    tu_ooo_assert_same(a, q);
+    tu_ooo_assert_same(a, cl);
+    tu_ooo_assert_same(a, cp);
     /* reading the trace ahead on a second thread changes nothing, nor does a checkpoint copied
      * into such a model part-way (its reader seeks) */
     ooo_model *rd = ooo_new(&c, t, OOO_SID_STATS | OOO_READER, &err), *rc = ooo_new(&c, t, OOO_SID_STATS | OOO_READER, &err);
     if (!rd || !rc) fail_msg("%s", err.msg);
-    run_to(rd, UINT64_MAX);
-    assert_same_result(a, rd);
-    ooo_model *mid = new_model(t, &c);
-    run_to(mid, n / 3);
-    run_to(rc, n / 2);
+    tu_ooo_run(rd, UINT64_MAX);
+    tu_ooo_assert_same(a, rd);
+    ooo_model *mid = tu_ooo_new(t, &c);
+    tu_ooo_run(mid, n / 3);
+    tu_ooo_run(rc, n / 2);
     if (ooo_copy(rc, mid, &err)) fail_msg("%s", err.msg);
-    run_to(rc, UINT64_MAX);
-    assert_same_result(a, rc);
+    tu_ooo_run(rc, UINT64_MAX);
+    tu_ooo_assert_same(a, rc);
     ooo_free(rd);
     ooo_free(rc);
     ooo_free(mid);
@@ -513,7 +485,7 @@ static void test_determinism_and_checkpoints(void **state) {
     /* copies between different configurations are refused */
     ooo_config other = c;
     other.core.rob = c.core.rob == 8 ? 16 : 256;
-    ooo_model *o = new_model(t, &other);
+    ooo_model *o = tu_ooo_new(t, &other);
     assert_int_not_equal(ooo_copy(o, q, &err), WI_OK);
     ooo_free(o);
     ooo_free(a);
@@ -592,7 +564,7 @@ static void test_memory_ordering(void **state) {
     "  nop\n";
   tbuild *tb = build(src);
   tb_loop(tb, "loop", "done", 2000, same_addr, NULL);
-  char *path = finish_trace(tb, tb_label(tb, "done"));
+  char *path = tu_tb_finish(tb, tb_label(tb, "done"));
   ooo_config c;
   ooo_config_default(&c);
   c.core.mem_dep = MDP_SPECULATE;
@@ -662,11 +634,11 @@ static run_res run_filtered(const char *path, filt_ctx *fc) {
   trace_t *t = tu_open_trace(path);
   ooo_config c;
   ooo_config_default(&c);
-  ooo_model *m = new_model(t, &c);
+  ooo_model *m = tu_ooo_new(t, &c);
   fc->calls = fc->wrong_calls = 0;
   fc->ordered = true;
   ooo_set_filter(m, filt, fc);
-  run_to(m, UINT64_MAX);
+  tu_ooo_run(m, UINT64_MAX);
   run_res r;
   r.s = *ooo_get_stats(m);
   ooo_get_topdown(m, &r.td);
@@ -719,8 +691,8 @@ static void test_filter_interventions(void **state) {
     trace_t *t = tu_open_trace(path);
     ooo_config c;
     ooo_config_default(&c);
-    ooo_model *m = new_model(t, &c);
-    run_to(m, 42 * 100);
+    ooo_model *m = tu_ooo_new(t, &c);
+    tu_ooo_run(m, 42 * 100);
     uint64_t from = ooo_fetched_index(m);
     assert_true(from >= ooo_committed(m));
     memset(&fc, 0, sizeof fc);
@@ -728,7 +700,7 @@ static void test_filter_interventions(void **state) {
     fc.mod.lat_set = -1;
     fc.mod.lat_add = 3;
     ooo_set_filter(m, filt, &fc);
-    run_to(m, UINT64_MAX);
+    tu_ooo_run(m, UINT64_MAX);
     assert_int_equal(fc.last_index, 42 * 200); /* the filter saw the rest of the trace */
     d = ((double)ooo_cycles(m) - (double)base.s.cycles) / 100.0; /* the second half: +3 per iteration */
     print_message("filter from index %llu: %+.2f cycles per later iteration\n", (unsigned long long)from, d);
@@ -888,15 +860,15 @@ static const ooo_observer all_obs = {o_fetch, o_dispatch, o_issue, o_complete, o
 /* Run t to the end on c twice, observed by all_obs into *oc and unobserved (*plain): observing
  * must change nothing. Returns the observed model. */
 static ooo_model *run_observed(trace_t *t, const ooo_config *c, obs_ctx *oc, ooo_model **plain) {
-  ooo_model *m = new_model(t, c);
-  *plain = new_model(t, c);
+  ooo_model *m = tu_ooo_new(t, c);
+  *plain = tu_ooo_new(t, c);
   memset(oc, 0, sizeof *oc);
   oc->order_ok = true;
   ooo_set_observer(m, &all_obs, oc);
-  run_to(m, UINT64_MAX);
-  run_to(*plain, UINT64_MAX);
+  tu_ooo_run(m, UINT64_MAX);
+  tu_ooo_run(*plain, UINT64_MAX);
   assert_true(ooo_finished(*plain));
-  assert_same_result(m, *plain);
+  tu_ooo_assert_same(m, *plain);
   return m;
 }
 
@@ -935,11 +907,11 @@ static void test_observer(void **state) {
   /* binding constraints on the dependent add chain: each add waits for its predecessor */
   path = loop_trace("add rax, rbx", 40, 100, NULL, NULL);
   t = tu_open_trace(path);
-  m = new_model(t, &c);
+  m = tu_ooo_new(t, &c);
   memset(&oc, 0, sizeof oc);
   oc.order_ok = true;
   ooo_set_observer(m, &all_obs, &oc);
-  run_to(m, UINT64_MAX);
+  tu_ooo_run(m, UINT64_MAX);
   print_message("add chain bindings: %llu operand (%llu on the previous add), %llu port of %llu\n",
                 (unsigned long long)oc.operand_binds, (unsigned long long)oc.operand_prev,
                 (unsigned long long)oc.port_binds, (unsigned long long)oc.commit);
@@ -1005,7 +977,7 @@ static void test_unit_skip(void **state) {
     }
     tb_run(tb, skip, done, NULL, NULL);
   }
-  char *path = finish_trace(tb, done);
+  char *path = tu_tb_finish(tb, done);
   wi_err err;
   trace_t *t = tu_open_trace(path);
   uint64_t n = trace_get_info(t)->n_insns;
@@ -1026,14 +998,14 @@ static void test_unit_skip(void **state) {
   assert_true(oc.unit_binds > n_div * 8 / 10 && oc.unit_binds <= n_div);
   assert_true(s->mispredicts[BR_COND] > 100);
   /* a checkpoint taken with skipped micro-ops in flight resumes identically */
-  ooo_model *q = new_model(t, &c);
-  run_to(q, n / 3);
+  ooo_model *q = tu_ooo_new(t, &c);
+  tu_ooo_run(q, n / 3);
   ooo_model *cl = ooo_clone(q, &err);
   if (!cl) fail_msg("%s", err.msg);
-  run_to(q, UINT64_MAX);
-  run_to(cl, UINT64_MAX);
-  assert_same_result(plain, q);
-  assert_same_result(plain, cl);
+  tu_ooo_run(q, UINT64_MAX);
+  tu_ooo_run(cl, UINT64_MAX);
+  tu_ooo_assert_same(plain, q);
+  tu_ooo_assert_same(plain, cl);
   ooo_free(m);
   ooo_free(plain);
   ooo_free(q);
@@ -1056,7 +1028,7 @@ static void test_rep_string(void **state) {
       tb_exec(tb, copy, a, 2);
     }
   }
-  char *path = finish_trace(tb, done);
+  char *path = tu_tb_finish(tb, done);
   ooo_config c;
   ooo_config_default(&c);
   run_res r = run_default(path);
@@ -1128,25 +1100,25 @@ static void test_mem_only_cycles(void **state) {
   for (size_t k = 0; k < WI_ARRAY_LEN(machines); k++) {
     ooo_config c;
     if (machine_load(machines[k], &c, &err)) fail_msg("%s", err.msg);
-    ooo_model *plain = new_model(t, &c), *obs = new_model(t, &c), *half = new_model(t, &c);
+    ooo_model *plain = tu_ooo_new(t, &c), *obs = tu_ooo_new(t, &c), *half = tu_ooo_new(t, &c);
     obs_ctx oc;
     memset(&oc, 0, sizeof oc);
     oc.order_ok = true;
     ooo_set_observer(obs, &all_obs, &oc);
-    run_to(plain, UINT64_MAX);
-    run_to(obs, UINT64_MAX);
+    tu_ooo_run(plain, UINT64_MAX);
+    tu_ooo_run(obs, UINT64_MAX);
     /* in pieces, through a checkpoint copy (the flag that selects such a cycle is state) */
-    run_to(half, 3000);
+    tu_ooo_run(half, 3000);
     ooo_model *cp = ooo_clone(half, &err);
     if (!cp) fail_msg("%s", err.msg);
-    run_to(cp, UINT64_MAX);
+    tu_ooo_run(cp, UINT64_MAX);
     print_message("%s: %llu cycles, %llu memory-only (%.0f%%), %llu skipped\n", machines[k],
                   (unsigned long long)ooo_cycles(plain), (unsigned long long)ooo_mem_only_cycles(plain),
                   100.0 * (double)ooo_mem_only_cycles(plain) / (double)ooo_cycles(plain),
                   (unsigned long long)ooo_get_stats(plain)->skipped_cycles);
     assert_true(ooo_finished(plain) && ooo_finished(cp));
-    assert_same_result(plain, obs);
-    assert_same_result(plain, cp);
+    tu_ooo_assert_same(plain, obs);
+    tu_ooo_assert_same(plain, cp);
     assert_int_equal(ooo_mem_only_cycles(obs), 0);
     if (k == 0) assert_true(ooo_mem_only_cycles(plain) > ooo_cycles(plain) / 50); /* the path is taken */
     check_topdown(plain);
@@ -1213,7 +1185,7 @@ static char *branch_loop_trace(tbuild *tb, tb_mem_fn fn, void *ctx, uint64_t see
     if (rng_below(&rng, 2)) tb_run(tb, tb_label(tb, "rmw"), skip, fn, ctx);
     tb_run(tb, skip, done, fn, ctx);
   }
-  char *path = finish_trace(tb, done);
+  char *path = tu_tb_finish(tb, done);
   return path;
 }
 
@@ -1278,12 +1250,12 @@ static void test_plan_cache(void **state) {
         ooo_set_filter(b, mix_filter, &fb);
         ooo_set_filter(l, mix_filter, &fl);
       }
-      run_to(a, UINT64_MAX);
-      run_to(b, UINT64_MAX);
-      run_to(l, UINT64_MAX);
+      tu_ooo_run(a, UINT64_MAX);
+      tu_ooo_run(b, UINT64_MAX);
+      tu_ooo_run(l, UINT64_MAX);
       assert_true(ooo_finished(a));
-      assert_same_result(a, b);
-      assert_same_result(a, l);
+      tu_ooo_assert_same(a, b);
+      tu_ooo_assert_same(a, l);
       assert_memory_equal(ooo_get_sid_stats(a), ooo_get_sid_stats(b),
                           trace_get_info(t)->n_static * sizeof(ooo_sid_stats));
       assert_memory_equal(ooo_get_sid_stats(a), ooo_get_sid_stats(l),
@@ -1326,7 +1298,7 @@ static void squash_paths(uint64_t seed) {
     ooo_config c;
     if (machine_load(machines[k], &c, &err)) fail_msg("%s", err.msg);
     c.core.mem_dep = MDP_SPECULATE; /* machine clears too */
-    ooo_model *plain = new_model(t, &c), *obs = new_model(t, &c);
+    ooo_model *plain = tu_ooo_new(t, &c), *obs = tu_ooo_new(t, &c);
     ooo_observer o;
     memset(&o, 0, sizeof o);
     o.squash = o_squash_count;
@@ -1336,9 +1308,9 @@ static void squash_paths(uint64_t seed) {
      * stopped at the commit width) */
     ooo_set_observer(obs, &o, &events);
     while (!ooo_finished(plain)) {
-      run_to(plain, 997);
-      run_to(obs, 997);
-      assert_same_result(plain, obs);
+      tu_ooo_run(plain, 997);
+      tu_ooo_run(obs, 997);
+      tu_ooo_assert_same(plain, obs);
     }
     assert_true(ooo_finished(obs));
     const ooo_stats *s = ooo_get_stats(plain);
@@ -1414,9 +1386,9 @@ static void test_sq_search_bound(void **state) {
     ooo_model *b = ooo_new(&c, t, OOO_SID_STATS | OOO_NO_SQ_BOUND, &err);
     if (!a || !b) fail_msg("ooo_new: %s", err.msg);
     while (!ooo_finished(a)) {
-      run_to(a, 1009);
-      run_to(b, 1009);
-      assert_same_result(a, b);
+      tu_ooo_run(a, 1009);
+      tu_ooo_run(b, 1009);
+      tu_ooo_assert_same(a, b);
     }
     const ooo_stats *s = ooo_get_stats(a);
     print_message("store-queue search bound (%s): %llu loads, %llu forwarded, %llu partial, %llu squashed; "

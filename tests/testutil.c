@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ooo.h"
+#include "tbuild.h"
 #include "trace.h"
 #include "util.h"
 
@@ -89,4 +91,31 @@ struct trace *tu_open_trace(const char *path) {
   trace_t *t = trace_open(path, &err);
   if (!t) fail_msg("cannot open %s: %s", path, err.msg);
   return t;
+}
+
+char *tu_tb_finish(tbuild *tb, uint64_t done) {
+  wi_err err;
+  tb_exec(tb, done, NULL, 0);
+  assert_null(tb_error(tb));
+  char *path = tu_tmp_path(".wtr");
+  if (tb_write(tb, path, &err)) fail_msg("tb_write: %s", err.msg);
+  tb_free(tb);
+  return path;
+}
+
+ooo_model *tu_ooo_new(const trace_t *t, const ooo_config *c) {
+  wi_err err;
+  ooo_model *m = ooo_new(c, t, OOO_SID_STATS, &err);
+  if (!m) fail_msg("ooo_new: %s", err.msg);
+  return m;
+}
+
+void tu_ooo_run(ooo_model *m, uint64_t n) {
+  wi_err err;
+  if (ooo_run(m, n, &err)) fail_msg("ooo_run: %s", err.msg);
+}
+
+void tu_ooo_assert_same(const ooo_model *a, const ooo_model *b) {
+  assert_memory_equal(ooo_get_stats(a), ooo_get_stats(b), sizeof(ooo_stats));
+  assert_int_equal(ooo_cycles(a), ooo_cycles(b));
 }

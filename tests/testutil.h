@@ -27,4 +27,18 @@ char *tu_sql_file_rows(const char *path, const char *sql);
 struct trace;
 struct trace *tu_open_trace(const char *path);
 
+/* ---- synthetic traces and the detailed model ---- */
+/* End tb's stream with the instruction at `done`, write it to a temporary trace (caller frees
+ * the path) and free tb; fails the test on a builder error. */
+struct tbuild;
+char *tu_tb_finish(struct tbuild *tb, uint64_t done);
+/* A model of c over t with OOO_SID_STATS (fails the test when it cannot be made). */
+struct ooo_model;
+struct ooo_config;
+struct ooo_model *tu_ooo_new(const struct trace *t, const struct ooo_config *c);
+/* ooo_run to n instructions, failing the test on an error. */
+void tu_ooo_run(struct ooo_model *m, uint64_t n);
+/* Same statistics and cycles: two runs that must not differ. */
+void tu_ooo_assert_same(const struct ooo_model *a, const struct ooo_model *b);
+
 #endif
