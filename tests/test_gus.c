@@ -394,6 +394,49 @@ static void test_l1_fill_slot(void **state) {
 }
 
 /* A serializing instruction drains the window: cycles add up instead of overlapping. */
+/* The L1D keeps LRU by last-use stamps (gus_model.c, l1_access): its misses must be those of a
+ * list kept most recent first, on loads over a few lines per set (hits below the most recent
+ * way, evictions, empty ways early on), with random ways and sets. */
+static void test_l1_lru(void **state) {
+  (void)state;
+  wi_rng rng;
+  rng_seed(&rng, tu_seed() + 7);
+  for (int round = 0; round < 6; round++) {
+    gus_machine m;
+    gus_machine_default(&m);
+    m.l1d.ways = 1 + (uint32_t)rng_below(&rng, 16);
+    const uint32_t sets = 1u << rng_below(&rng, 5);
+    m.l1d.size = sets * m.l1d.ways * m.line;
+    syn s = {0};
+    uint32_t ld = syn_static(&s, IC_LOAD, 0, R(RSI), R(RAX), "mov rax, [rsi]");
+    /* lines a little beyond capacity, the recent ones more often */
+    const uint64_t n_lines = (uint64_t)sets * m.l1d.ways + 1 + rng_below(&rng, (uint64_t)sets * m.l1d.ways);
+    uint64_t *list = calloc((size_t)sets * m.l1d.ways, sizeof *list); /* per set, most recent first; line + 1 */
+    uint64_t misses = 0, prev = 0;
+    for (int i = 0; i < 20000; i++) {
+      uint64_t line = rng_below(&rng, 4) ? (prev + rng_below(&rng, 2 * sets + 1)) % n_lines : rng_below(&rng, n_lines);
+      prev = line;
+      syn_exec(&s, ld, 1, 0x40000000 + line * m.line, 8u, 0);
+      uint64_t *L = list + (line % sets) * m.l1d.ways;
+      uint32_t w = 0;
+      while (w < m.l1d.ways && L[w] != line + 1) w++;
+      if (w == m.l1d.ways) {
+        misses++;
+        w = m.l1d.ways - 1;
+      }
+      for (; w > 0; w--) L[w] = L[w - 1];
+      L[0] = line + 1;
+    }
+    gus_result r;
+    wi_err err = {0};
+    assert_int_equal(gus_run(&m, 2, syn_source(&s), &r, &err), WI_OK);
+    assert_int_equal(r.l1d_misses, misses);
+    gus_result_free(&r);
+    free(list);
+    syn_free(&s);
+  }
+}
+
 static void test_serializing(void **state) {
   (void)state;
   syn s = {0};
@@ -642,6 +685,91 @@ static void test_taint_off_same_timing(void **state) {
   }
 }
 
+/* gus_run steps each instruction with a copy of the step made for its shape (no access, one load,
+ * one store, the number of micro-ops, no serializing or stack-engine work; gus_model.c,
+ * run_batch), gus_step with the general copy: both must give the same timing, accounting and
+ * taint, with and without taint tracking, on streams holding every shape. */
+static void test_step_shapes(void **state) {
+  (void)state;
+  wi_rng rng;
+  rng_seed(&rng, tu_seed() + 5);
+  for (int round = 0; round < 4; round++) {
+    syn s = {0};
+    random_stream(&s, &rng, 20 + (int)rng_below(&rng, 60), 20000);
+    /* and a run of one static instruction of each shape, in random order */
+    uint32_t fixed[8];
+    fixed[0] = syn_static(&s, IC_ALU, GPR(1) | GPR(2), 0, GPR(1), "add");
+    fixed[1] = syn_static(&s, IC_FMA, V(1) | V(2), 0, V(1), "vfmadd");
+    fixed[2] = syn_static(&s, IC_LOAD, 0, GPR(3), GPR(4), "mov");
+    fixed[3] = syn_static(&s, IC_STORE, GPR(4), GPR(3), 0, "mov");
+    fixed[4] = syn_static(&s, IC_ALU, GPR(4), GPR(3), GPR(4), "add");
+    fixed[5] = syn_static(&s, IC_ALU, GPR(4), GPR(3), 0, "add");
+    fixed[6] = syn_static(&s, IC_SERIAL, 0, 0, 0, "cpuid");
+    fixed[7] = syn_static(&s, IC_NOP, 0, 0, 0, "nop");
+    for (int i = 0; i < 4000; i++) {
+      const int k = (int)rng_below(&rng, 8);
+      const uint64_t a = 0x100000 + rng_below(&rng, 1u << 14) * 8;
+      if (k == 2 || k == 4) syn_exec(&s, fixed[k], 1, a, 8u, 0);
+      else if (k == 3 || k == 5) syn_exec(&s, fixed[k], 1, a, 8u, 1);
+      else if (k == 6) syn_exec(&s, fixed[k], 2, a, 8u, 0, a + 64, 8u, 1);
+      else syn_exec(&s, fixed[k], 0);
+    }
+    gus_machine m;
+    gus_machine_default(&m);
+    m.rob = 16 + (uint32_t)rng_below(&rng, 300);
+    m.fill_buffers = 1 + (uint32_t)rng_below(&rng, 12);
+    m.l1d.size = m.l1d.ways * m.line * (1u << rng_below(&rng, 7));
+    m.cls[IC_FMA].n = 2; /* a class of two micro-ops */
+    m.cls[IC_FMA].uop[1] = m.cls[IC_FMA].uop[0];
+    /* every shape run_batch tells apart occurs: no access (one micro-op, other), one store or
+     * one load (no micro-op, one: a load-op), one access otherwise, several accesses */
+    uint64_t shape[7] = {0};
+    for (size_t i = 0; i < s.ins.n; i++) {
+      const trace_insn *t = &s.ins.a[i];
+      const dec_insn *d = &s.dec.a[t->sid];
+      const uint32_t nu = m.cls[d->cls].n;
+      const bool st = t->n_mem && s.mem.a[t->mem_off].is_store;
+      if (!t->n_mem) shape[nu == 1 ? 0 : 1]++;
+      else if (t->n_mem > 1) shape[6]++;
+      else if (!nu) shape[st ? 2 : 3]++;
+      else shape[nu == 1 && !st ? 4 : 5]++;
+    }
+    for (int k = 0; k < 7; k++) assert_true(shape[k] > 0);
+    for (int taint = 0; taint < 2; taint++) {
+      gus_result r[2];
+      for (int by_step = 0; by_step < 2; by_step++) {
+        wi_err err = {0};
+        gus *g = gus_create(&m, 2, (uint32_t)s.dec.n, taint, 1, &err);
+        if (!g) fail_msg("gus_create: %s", err.msg);
+        if (by_step)
+          for (size_t i = 0; i < s.ins.n; i++)
+            gus_step(g, s.ins.a[i].sid, &s.dec.a[s.ins.a[i].sid], &s.ins.a[i], s.mem.a);
+        else
+          assert_int_equal(gus_run_source(g, syn_source(&s), &err), WI_OK);
+        gus_finish(g, &r[by_step]);
+        gus_free(g);
+      }
+      assert_int_equal(r[0].ticks, r[1].ticks);
+      assert_int_equal(r[0].insns, r[1].insns);
+      assert_int_equal(r[0].n_static, r[1].n_static);
+      assert_int_equal(r[0].bound_data, r[1].bound_data);
+      assert_int_equal(r[0].bound_memdep, r[1].bound_memdep);
+      assert_int_equal(r[0].l1d_misses, r[1].l1d_misses);
+      assert_int_equal(r[0].l2_misses, r[1].l2_misses);
+      assert_int_equal(r[0].llc_misses, r[1].llc_misses);
+      for (int k = 0; k < GUS_R_MAX; k++) {
+        assert_int_equal(r[0].res[k].uses, r[1].res[k].uses);
+        assert_int_equal(r[0].res[k].bound, r[1].res[k].bound);
+      }
+      assert_memory_equal(r[0].count, r[1].count, r[0].n_static * sizeof *r[0].count);
+      assert_memory_equal(r[0].taint, r[1].taint, r[0].n_static * sizeof *r[0].taint);
+      gus_result_free(&r[0]);
+      gus_result_free(&r[1]);
+    }
+    syn_free(&s);
+  }
+}
+
 static void test_bad_source(void **state) {
   (void)state;
   syn s = {0};
@@ -885,12 +1013,14 @@ int main(void) {
     cmocka_unit_test(test_stream_fill_buffers),
     cmocka_unit_test(test_store_forwarding),
     cmocka_unit_test(test_l1_fill_slot),
+    cmocka_unit_test(test_l1_lru),
     cmocka_unit_test(test_serializing),
     cmocka_unit_test(test_random_streams),
     cmocka_unit_test(test_rob_bound_pairs),
     cmocka_unit_test(test_interleaved_chains_walk),
     cmocka_unit_test(test_scaling_monotone),
     cmocka_unit_test(test_taint_off_same_timing),
+    cmocka_unit_test(test_step_shapes),
     cmocka_unit_test(test_bad_source),
     cmocka_unit_test(test_empty),
     cmocka_unit_test(test_prefetch),

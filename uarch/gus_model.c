@@ -107,16 +107,20 @@ typedef struct gsinfo {
   gtick disp_cost;  /* dispatch slots without store accesses x cost_disp (ticks) */
   uint8_t cls, nuops;
   uint8_t serial, stack, built, taken; /* taken: a branch and the front end limits taken branches */
+  uint8_t plain; /* neither serial nor stack: the step's lean copies (run_batch) */
 } gsinfo;
 
 typedef struct gcache {
-  uint64_t *tags;  /* [sets * ways], MRU first within a set; line + 1, 0 = empty */
+  uint64_t *tags;  /* [sets * ways], MRU first within a set (L1D: in no order); line + 1, 0 = empty */
   uint32_t sets, ways;
-  /* L1D only: a line's data lives in a fixed slot of its set, so that an LRU update moves one
-   * byte per way instead of the fill time and the taint set (a line's data stays put) */
-  uint8_t *slot;   /* [sets * ways], parallel to tags: the slot (0..ways-1) of each way's line */
-  gtick *ready;    /* [sets * ways] by slot: when the line's data arrives (fills in flight) */
-  gtv *tv;         /* by slot: the taint of that arrival (not kept up to date without taint) */
+  /* L1D only: LRU by last-use stamps, so that a hit below the MRU way (loops over arrays that
+   * share sets) stores one stamp instead of moving the ways above it; a line and its data stay
+   * in their way. The same LRU order as a list kept MRU-first, so the same hits and victims. */
+  uint64_t *stamp; /* [sets * ways]: clock at the way's last use; 0 = never (empty) */
+  uint8_t *mru;    /* [sets]: the way used last (its stamp is the set's largest) */
+  uint64_t clock;  /* uses so far */
+  gtick *ready;    /* [sets * ways]: when the line's data arrives (fills in flight) */
+  gtv *tv;         /* [sets * ways]: the taint of that arrival (not kept up to date without taint) */
 } gcache;
 
 struct gus {
@@ -518,29 +522,35 @@ static ALWAYS_INLINE bool cache_access(gcache *c, uint64_t line) {
   return hit;
 }
 
-/* The L1D: like cache_access, moving each line's data slot along; *e is the index of the line's
- * fill time and taint (ready[*e], tv[*e]). A missing line gets the slot of the way it replaces:
- * the caller sets its fill time and taint. */
+/* The L1D: like cache_access (a hit, or a miss that replaces the least recently used way: an
+ * empty one first); *e is the index of the line's way, of its fill time and taint (ready[*e],
+ * tv[*e]). On a miss the caller sets them. */
 static ALWAYS_INLINE bool l1_access(gcache *c, uint64_t line, size_t *e) {
-  size_t base = (size_t)(line & (c->sets - 1)) * c->ways;
-  uint64_t *s = c->tags + base, key = line + 1;
-  uint8_t *sl = c->slot + base;
-  if (s[0] == key) {
-    *e = base + sl[0];
+  const size_t set = (size_t)(line & (c->sets - 1)), base = set * c->ways;
+  const uint64_t *s = c->tags + base, key = line + 1;
+  uint32_t w = c->mru[set];
+  if (s[w] == key) { /* already the most recent: the order stays */
+    *e = base + w;
     return true;
   }
-  uint32_t w = 1;
-  while (w < c->ways && s[w] != key && s[w]) w++;
-  bool hit = w < c->ways && s[w] == key;
-  if (w == c->ways) w--;
-  const uint8_t k = sl[w];
-  for (; w > 0; w--) {
-    s[w] = s[w - 1];
-    sl[w] = sl[w - 1];
+  for (w = 0; w < c->ways; w++)
+    if (s[w] == key) break;
+  const bool hit = w < c->ways;
+  if (!hit) {
+    /* the victim: the smallest stamp, the first on ties (only empty ways tie, at 0) */
+    const uint64_t *st = c->stamp + base;
+    uint64_t bt = st[0];
+    w = 0;
+    for (uint32_t k = 1; k < c->ways; k++) {
+      bool lt = st[k] < bt;
+      bt = lt ? st[k] : bt;
+      w = lt ? k : w;
+    }
+    c->tags[base + w] = key;
   }
-  s[0] = key;
-  sl[0] = k;
-  *e = base + k;
+  c->stamp[base + w] = ++c->clock;
+  c->mru[set] = (uint8_t)w;
+  *e = base + w;
   return hit;
 }
 
@@ -717,9 +727,8 @@ gus *gus_create(const gus_machine *m, uint32_t window, uint32_t n_static, bool t
     cache_init(&g->stlb, &s2, 1);
   }
   cache_init(&g->cache[0], &m->l1d, m->line);
-  g->cache[0].slot = xmalloc((size_t)g->cache[0].sets * g->cache[0].ways);
-  for (size_t i = 0; i < (size_t)g->cache[0].sets * g->cache[0].ways; i++)
-    g->cache[0].slot[i] = (uint8_t)(i % g->cache[0].ways); /* ways <= 64 (gus_machine_check) */
+  g->cache[0].stamp = xcalloc((size_t)g->cache[0].sets * g->cache[0].ways, sizeof(uint64_t));
+  g->cache[0].mru = xcalloc(g->cache[0].sets, 1); /* ways <= 64 (gus_machine_check) */
   g->cache[0].ready = xcalloc((size_t)g->cache[0].sets * g->cache[0].ways, sizeof(gtick));
   g->cache[0].tv = xcalloc((size_t)g->cache[0].sets * g->cache[0].ways, sizeof(gtv));
   for (size_t i = 0; i < (size_t)g->cache[0].sets * g->cache[0].ways; i++) g->cache[0].tv[i] = TV_EMPTY;
@@ -751,7 +760,8 @@ void gus_free(gus *g) {
   free(g->dtlb.tags);
   free(g->open_row);
   free(g->stlb.tags);
-  free(g->cache[0].slot);
+  free(g->cache[0].stamp);
+  free(g->cache[0].mru);
   free(g->cache[0].ready);
   free(g->cache[0].tv);
   free(g->si);
@@ -850,6 +860,7 @@ static void build_sinfo(gus *g, gsinfo *si, const dec_insn *d) {
   si->stack = g->m.stack_engine && (si->dst & RG_BIT(RG_RSP)) &&
               (d->br == BR_CALL || d->br == BR_IND_CALL || d->br == BR_RET || pushpop);
   if (si->stack) si->dst &= ~RG_BIT(RG_RSP);
+  si->plain = !si->serial && !si->stack;
   si->built = 1;
 }
 
@@ -872,19 +883,19 @@ static ALWAYS_INLINE void ch_max(gus *g, gch *c, gtick t, gtv *src, int bind, ui
  * winner's set is extended, once, after the scan (the same set: each raise replaces the last). */
 static ALWAYS_INLINE void ch_regs(gus *g, gch *c, regset_t s, uint64_t n, const bool TAINT) {
   gtick ct = c->t;
-  int cb = c->bind;
-  gtv *src = NULL;
+  int w = -1; /* the last register that raised c: one select per register */
   for (; s; s &= s - 1) {
     int r = __builtin_ctzll(s);
     gtick t = g->ravail[r];
     bool up = t > ct;
     ct = up ? t : ct;
-    cb = up ? GUS_B_DATA : cb;
-    if (TAINT) src = up ? &g->rtv[r] : src;
+    w = up ? r : w;
   }
-  c->t = ct;
-  c->bind = cb;
-  if (TAINT && src) c->tv = tv_add(g, src, n);
+  if (w >= 0) {
+    c->t = ct;
+    c->bind = GUS_B_DATA;
+    if (TAINT) c->tv = tv_add(g, &g->rtv[w], n);
+  }
 }
 
 /* Use a throughput resource (availability *avail, taint *tv) no earlier than floor_t (decided
@@ -1027,10 +1038,19 @@ static __attribute__((noinline)) void prepare_sid(gus *g, uint32_t sid, const de
   if (!si->built) build_sinfo(g, si, d);
 }
 
-/* Step instruction n; sid's descriptor is built (prepare_sid). */
+/* The memory accesses of an instruction as far as the caller knows them: a copy of the step for
+ * each common shape has only the code that shape needs and keeps more of its values in registers
+ * (the general copy spilled ~80 of its ~500 instructions per step on the bench traces). */
+enum { MS_NONE, MS_LOAD, MS_STORE, MS_ANY }; /* none, one load, one store, any */
+
+/* Step instruction n; sid's descriptor is built (prepare_sid). What the caller knows about the
+ * instruction, so that this copy has only the code it needs: MS, its accesses (MS_ANY: any);
+ * NU, its micro-ops (si->nuops; -1: any); PLAIN, si->plain (false: either). */
 static ALWAYS_INLINE void step_impl(gus *g, uint32_t sid, const trace_insn *ti, const trace_mem *mems,
-                                    const bool TAINT, const bool CHECK) {
+                                    const bool TAINT, const bool CHECK, const int MS, const int NU,
+                                    const bool PLAIN) {
   const gsinfo *si = &g->si[sid];
+  const bool serial = !PLAIN && si->serial, stack = !PLAIN && si->stack;
   const uint64_t n = g->n;
   g->count[sid]++;
 
@@ -1056,7 +1076,7 @@ static ALWAYS_INLINE void step_impl(gus *g, uint32_t sid, const trace_insn *ti, 
     bd = GUS_R_ROB;
     src = &g->robtv[rp];
   }
-  if (si->serial && n && g->last_ret > td) {
+  if (serial && n && g->last_ret > td) {
     td = g->last_ret;
     bd = GUS_R_RETIRE;
     src = &g->ret_tv;
@@ -1098,7 +1118,7 @@ static ALWAYS_INLINE void step_impl(gus *g, uint32_t sid, const trace_insn *ti, 
   }
   g->rs[bd].bound++; /* uses of the front end, dispatch, ROB and retire: one each, set at the end */
   const trace_mem *mv = mems + ti->mem_off;
-  const unsigned nm = ti->n_mem;
+  const unsigned nm = MS == MS_NONE ? 0 : MS == MS_ANY ? ti->n_mem : 1;
   {
     /* the front end runs at most fq_lag ahead of dispatch */
     gtick fl = td > g->fq_lag ? td - g->fq_lag : 0;
@@ -1118,12 +1138,12 @@ static ALWAYS_INLINE void step_impl(gus *g, uint32_t sid, const trace_insn *ti, 
   gch cur = {td, Td, -1};
   ch_regs(g, &cur, data, n, TAINT);
   gch ach = {td, Td, -1}; /* address chain */
-  unsigned n_st = 0; /* store accesses: each takes a dispatch slot */
+  unsigned n_st = MS == MS_STORE; /* store accesses: each takes a dispatch slot */
   if (nm) {
     ch_regs(g, &ach, addr, n, TAINT);
     /* ---- loads: one load micro-op per access; the computation waits for all of them */
-    for (unsigned k = 0; k < nm; k++) {
-      if (mv[k].is_store) {
+    for (unsigned k = 0; k < nm && MS != MS_STORE; k++) {
+      if (MS == MS_ANY && mv[k].is_store) {
         n_st++;
         continue;
       }
@@ -1137,7 +1157,7 @@ static ALWAYS_INLINE void step_impl(gus *g, uint32_t sid, const trace_insn *ti, 
 
   /* ---- execute: the class's micro-ops in sequence */
   const gxcls *xc = si->xc;
-  const unsigned nu = xc->n;
+  const unsigned nu = NU >= 0 ? (unsigned)NU : xc->n;
   for (unsigned k = 0; k < nu; k++) {
     int p = issue(g, &cur, &xc->u[k], 1, td, &Td, n, TAINT);
     cur.t += xc->u[k].lat[p];
@@ -1147,9 +1167,9 @@ static ALWAYS_INLINE void step_impl(gus *g, uint32_t sid, const trace_insn *ti, 
 
   /* ---- stores: address and data micro-ops; the data is the computation's result */
   gch fin = cur;
-  if (n_st) {
+  if (MS != MS_NONE && MS != MS_LOAD && n_st) {
     for (unsigned k = 0; k < nm; k++) {
-      if (!mv[k].is_store) continue;
+      if (MS == MS_ANY && !mv[k].is_store) continue;
       uint32_t size = mv[k].size ? mv[k].size : 1;
       uint64_t lines = n_lines(g, mv[k].addr, size);
       gch sa = ach;
@@ -1179,7 +1199,7 @@ static ALWAYS_INLINE void step_impl(gus *g, uint32_t sid, const trace_insn *ti, 
     g->ravail[r] = cur.t;
     if (TAINT) g->rtv[r] = cur.tv;
   }
-  if (si->stack) {
+  if (stack) {
     /* the stack engine computes rsp at rename: ready at dispatch, or when rsp itself was */
     if (td >= g->ravail[RG_RSP]) {
       g->ravail[RG_RSP] = td;
@@ -1208,7 +1228,7 @@ static ALWAYS_INLINE void step_impl(gus *g, uint32_t sid, const trace_insn *ti, 
   if (TAINT) g->robtv[rp] = fin.tv;
   if (++g->rpos == g->rob) g->rpos = 0;
   g->last_ret = tr;
-  if (si->serial && tr > g->disp_avail) {
+  if (serial && tr > g->disp_avail) {
     /* nothing dispatches before a serializing instruction retires */
     g->disp_avail = tr;
     if (TAINT) g->disp_tv = g->ret_tv;
@@ -1217,15 +1237,15 @@ static ALWAYS_INLINE void step_impl(gus *g, uint32_t sid, const trace_insn *ti, 
 }
 
 static void step_taint(gus *g, uint32_t sid, const trace_insn *ti, const trace_mem *mems) {
-  step_impl(g, sid, ti, mems, true, false);
+  step_impl(g, sid, ti, mems, true, false, MS_ANY, -1, false);
 }
 
 static void step_check(gus *g, uint32_t sid, const trace_insn *ti, const trace_mem *mems) {
-  step_impl(g, sid, ti, mems, true, true);
+  step_impl(g, sid, ti, mems, true, true, MS_ANY, -1, false);
 }
 
 static void step_fast(gus *g, uint32_t sid, const trace_insn *ti, const trace_mem *mems) {
-  step_impl(g, sid, ti, mems, false, false);
+  step_impl(g, sid, ti, mems, false, false, MS_ANY, -1, false);
 }
 
 void gus_step(gus *g, uint32_t sid, const dec_insn *d, const trace_insn *ti, const trace_mem *mems) {
@@ -1249,7 +1269,17 @@ static ALWAYS_INLINE wi_rc run_batch(gus *g, const gus_source *src, const trace_
                        (unsigned long long)(b->first_index + i), sid);
       prepare_sid(g, sid, d);
     }
-    step_impl(g, sid, ti, b->mems, TAINT, CHECK);
+    /* the common shapes get lean copies of the step */
+    const gsinfo *si = &g->si[sid];
+    if (!ti->n_mem) {
+      if (si->nuops == 1 && si->plain) step_impl(g, sid, ti, b->mems, TAINT, CHECK, MS_NONE, 1, true);
+      else step_impl(g, sid, ti, b->mems, TAINT, CHECK, MS_NONE, -1, false);
+    } else if (ti->n_mem == 1 && !si->nuops && si->plain) {
+      if (b->mems[ti->mem_off].is_store) step_impl(g, sid, ti, b->mems, TAINT, CHECK, MS_STORE, 0, true);
+      else step_impl(g, sid, ti, b->mems, TAINT, CHECK, MS_LOAD, 0, true);
+    } else if (ti->n_mem == 1 && si->nuops == 1 && si->plain && !b->mems[ti->mem_off].is_store) {
+      step_impl(g, sid, ti, b->mems, TAINT, CHECK, MS_LOAD, 1, true);
+    } else step_impl(g, sid, ti, b->mems, TAINT, CHECK, MS_ANY, -1, false);
   }
   return WI_OK;
 }
