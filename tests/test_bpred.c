@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "bpred.h"
+#include "bpred_tage.h"
 #include "ras.h"
 #include "testutil.h"
 
@@ -263,6 +264,106 @@ static void test_btb_and_indirect(void **state) {
   free(conf);
 }
 
+/* The prediction from PC terms computed once and kept with the PC (bp_tage_pc_init, then
+ * bp_tage_predict_pc any time later, what the model's wrong-path fetch blocks do) is
+ * bp_tage_predict's at that time: the same indices, tags and direction, over random
+ * geometries, histories and table contents (bp_tage_predict itself is checked against the
+ * reference formulas by test_tage_reference). */
+static void test_tage_pc_terms(void **state) {
+  (void)state;
+  wi_rng r;
+  rng_seed(&r, tu_seed());
+  for (int cfg = 0; cfg < 16; cfg++) {
+    pred *p = xcalloc(1, sizeof *p);
+    bp_config_default(&p->c);
+    if (cfg > 0) {
+      p->c.tage_tables = 1 + (uint32_t)rng_below(&r, BP_TAGE_MAX);
+      p->c.tage_bits = 4 + (uint32_t)rng_below(&r, 13);
+      p->c.tage_tag_bits = 4 + (uint32_t)rng_below(&r, 13);
+      p->c.tage_min_hist = 1 + (uint32_t)rng_below(&r, 8);
+      p->c.tage_max_hist = p->c.tage_min_hist + (uint32_t)rng_below(&r, BP_MAX_HIST - p->c.tage_min_hist + 1);
+      p->c.bimodal_bits = 4 + (uint32_t)rng_below(&r, 12);
+    }
+    bp_geom_init(&p->g, &p->c);
+    p->ops = bp_ops_of(BP_TAGE);
+    p->st = xcalloc(1, p->ops->state_bytes(&p->c));
+    p->ops->init(p->st, &p->c);
+    bp_hist_init(&p->h, p->ring);
+    /* a few hundred branch PCs, some far apart (the high half of the PC counts) */
+    uint64_t pcs[300];
+    bp_tage_pc tps[300]; /* their terms, computed once */
+    for (int i = 0; i < 300; i++) {
+      pcs[i] = i % 3 ? 0x400000 + 4 * rng_below(&r, 4096) : rng_next(&r);
+      bp_tage_pc_init(&p->g, pcs[i], &tps[i]);
+    }
+    const uint32_t n = p->c.tage_tables;
+    uint32_t hits = 0;
+    for (int i = 0; i < 6000; i++) {
+      /* mostly a loop over 40 branches (histories repeat), sometimes any of the 300 */
+      const uint32_t j = rng_below(&r, 8) ? (uint32_t)(i % 40) : (uint32_t)rng_below(&r, 300);
+      const uint64_t pc = pcs[j];
+      bp_meta a, b;
+      memset(&a, 0, sizeof a);
+      memset(&b, 0, sizeof b);
+      const bool pa = bp_tage_predict(p->st, &p->g, &p->h, pc, &a);
+      const bool pb = bp_tage_predict_pc(p->st, &p->g, &p->h, &tps[j], &b);
+      assert_int_equal(pa, pb);
+      assert_int_equal(a.pred, b.pred);
+      assert_memory_equal(a.idx, b.idx, (n + 1) * sizeof a.idx[0]);
+      assert_memory_equal(a.tag + 1, b.tag + 1, n * sizeof a.tag[0]);
+      /* outcomes of the PC with some noise: entries are allocated (on mispredictions) and
+       * found again (short histories repeat), so provider and alternate choices are compared */
+      const bool taken = (((pc >> 2) ^ (pc >> 9)) & 1) ? rng_below(&r, 16) != 0 : rng_below(&r, 16) == 0;
+      hits += tage_hits((const tage_entry *)((const char *)p->st + p->g.tage_tab), &p->g, n, a.idx, a.tag) != 0;
+      p->ops->update(p->st, &p->g, pc, taken, &a);
+      bp_hist_push(&p->g, &p->h, p->ring, pc, taken);
+    }
+    print_message("tage pc terms: %u tables, %u of 6000 predictions from tagged entries\n", n, hits);
+    assert_true(hits > 100); /* (tagged entries were hit) */
+    pred_free(p);
+  }
+}
+
+/* The BTB lookup from a set and tag kept with the PC (bp_btb_where + bp_btb_lookup_at) is
+ * bp_btb_lookup_inl's: the same hits and targets, and the same state after (LRU stamps, clock,
+ * the set count filled in at the first access). */
+static void test_btb_where(void **state) {
+  (void)state;
+  wi_rng r;
+  rng_seed(&r, tu_seed());
+  for (int cfg = 0; cfg < 4; cfg++) {
+    bp_config c;
+    bp_config_default(&c);
+    c.btb_entries = cfg == 0 ? c.btb_entries : 16u << cfg;
+    c.btb_ways = cfg == 3 ? 2 : 4; /* (2: the scalar search) */
+    const size_t nb = bp_btb_bytes(&c);
+    uint8_t *a = xcalloc(1, nb), *b = xcalloc(1, nb);
+    uint64_t pcs[200];
+    for (int i = 0; i < 200; i++) pcs[i] = 0x400000 + 2 * rng_below(&r, 1u << 16);
+    uint32_t hits = 0;
+    for (int i = 0; i < 20000; i++) {
+      const uint64_t pc = pcs[rng_below(&r, 200)];
+      if (rng_below(&r, 4) == 0) {
+        const uint64_t to = rng_next(&r);
+        bp_btb_update(a, &c, pc, to);
+        bp_btb_update(b, &c, pc, to);
+        continue;
+      }
+      uint64_t ta = 1, tb = 2;
+      uint32_t set, tag;
+      bp_btb_where(&c, pc, &set, &tag);
+      const bool ha = bp_btb_lookup_inl(a, &c, pc, &ta), hb = bp_btb_lookup_at(b, &c, set, tag, &tb);
+      assert_int_equal(ha, hb);
+      if (ha) assert_int_equal(ta, tb);
+      hits += ha;
+    }
+    assert_memory_equal(a, b, nb);
+    assert_true(hits > 1000);
+    free(a);
+    free(b);
+  }
+}
+
 static void test_ras_policies(void **state) {
   (void)state;
   enum { D = 8 };
@@ -317,6 +418,8 @@ int main(void) {
     cmocka_unit_test(test_history_checkpoint),
     cmocka_unit_test(test_tage_reference),
     cmocka_unit_test(test_btb_and_indirect),
+    cmocka_unit_test(test_tage_pc_terms),
+    cmocka_unit_test(test_btb_where),
     cmocka_unit_test(test_ras_policies),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

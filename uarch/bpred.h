@@ -335,11 +335,8 @@ static inline bp_btb_entry *bp_btb_set(void *st, const bp_config *c, uint64_t pc
   return (bp_btb_entry *)((char *)st + sizeof(bp_btb_hdr) + 8) + (size_t)set * c->btb_ways;
 }
 
-static inline bool bp_btb_lookup_inl(void *st, const bp_config *c, uint64_t pc, uint64_t *target) {
-  uint32_t tag;
-  bp_btb_entry *e = bp_btb_set(st, c, pc, &tag);
-  bp_btb_hdr *h = st;
-  const uint32_t ways = c->btb_ways;
+/* (internal to the lookups) Search set e (ways entries) for tag; on a hit refresh its LRU stamp. */
+static inline bool bp_btb_search(bp_btb_hdr *h, bp_btb_entry *e, uint32_t ways, uint32_t tag, uint64_t *target) {
 #if defined(__SSE2__)
   /* Four ways per step: their tags gathered into one vector and compared at once. A set holds
    * a tag at most once (bp_btb_update rewrites the way that has it), so the order of the search
@@ -371,6 +368,28 @@ static inline bool bp_btb_lookup_inl(void *st, const bp_config *c, uint64_t pc, 
       return true;
     }
   return false;
+}
+
+static inline bool bp_btb_lookup_inl(void *st, const bp_config *c, uint64_t pc, uint64_t *target) {
+  uint32_t tag;
+  bp_btb_entry *e = bp_btb_set(st, c, pc, &tag);
+  return bp_btb_search(st, e, c->btb_ways, tag, target);
+}
+
+/* The set and tag of pc (bp_btb_set's, without the state: a pure function of pc and the
+ * configuration, so a fetch loop may keep them with the PC). */
+static inline void bp_btb_where(const bp_config *c, uint64_t pc, uint32_t *set, uint32_t *tag) {
+  uint64_t x = wi_mix64(pc);
+  *tag = (uint32_t)(x >> 32) | 1u;
+  *set = (uint32_t)x & (bp_btb_sets(c) - 1);
+}
+
+/* bp_btb_lookup_inl for the set and tag of bp_btb_where. */
+static inline bool bp_btb_lookup_at(void *st, const bp_config *c, uint32_t set, uint32_t tag, uint64_t *target) {
+  bp_btb_hdr *h = st;
+  if (__builtin_expect(!h->sets, 0)) h->sets = bp_btb_sets(c); /* (as bp_btb_set) */
+  bp_btb_entry *e = (bp_btb_entry *)((char *)st + sizeof(bp_btb_hdr) + 8) + (size_t)set * c->btb_ways;
+  return bp_btb_search(h, e, c->btb_ways, tag, target);
 }
 /* Insert or update pc -> target. */
 void bp_btb_update(void *st, const bp_config *c, uint64_t pc, uint64_t target);

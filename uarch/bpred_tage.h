@@ -96,43 +96,9 @@ static inline __attribute__((always_inline)) uint32_t tage_hits(const tage_entry
 }
 #endif
 
-/* The prediction (tage_predict in bpred_tage.c; inline for the fetch loop of the model, which
- * predicts every conditional branch of both paths with it). */
-static inline __attribute__((always_inline)) bool bp_tage_predict(const void *st, const bp_geom *g, const bp_hist *h,
-                                                                  uint64_t pc, bp_meta *m) {
-  const tage_hdr *hd = st;
-  const uint32_t n = g->tage_n; /* (derived from the configuration by bp_geom_init) */
-  const uint32_t nvec = g->nvec > 1 ? 2 : 1;
-  const tage_entry *tables = (const tage_entry *)((const char *)st + g->tage_tab);
-  m->idx[0] = (uint16_t)((pc ^ (pc >> g->bim_shift)) & g->bim_mask); /* tage_base_index */
-  const uint32_t pcl = (uint32_t)pc ^ (uint32_t)(pc >> 32);
-  const uint32_t tpc = pcl ^ (pcl >> 11), ph = h->phist;
-  /* Indices and tags of every table, eight tables at a time, in 16-bit lanes (every term is
-   * masked to at most 16 bits, so 16-bit arithmetic gives the same low bits):
-   *   idx = pc ^ (pc >> ishift) ^ index fold ^ (path bits << (table mod 4))
-   * (the path term is a cheap stand-in for the F function of the reference code: the table's
-   * newest path bits, shifted by the table number so tables differ),
-   *   tag = pc' ^ tag fold ^ (second tag fold << 1).
-   * The low 16 bits of pc >> s (1 <= s <= 15) are (lo >> s) | (hi << (16 - s)): the high half
-   * of lo * 2^(16-s) and the low half of hi * 2^(16-s), one multiply each for all lanes. */
-  const tage_v8 lo = tage_v8_dup(pcl), hi = tage_v8_dup(pcl >> 16), vph = tage_v8_dup(ph);
-  const tage_v8 vtpc = tage_v8_dup(tpc), vm = tage_v8_ld(g->imask16), vtm = tage_v8_ld(g->tmask16);
-  for (uint32_t v = 0; v < nvec; v++) {
-    const uint32_t l = 8 * v;
-    const tage_v8 pm = tage_v8_ld(&g->pcm16[l]);
-#if defined(__SSE2__)
-    const tage_v8 lo_s = (tage_v8)_mm_mulhi_epu16((__m128i)lo, (__m128i)pm);
-#else
-    tage_v8 lo_s;
-    for (int k = 0; k < 8; k++) lo_s[k] = (uint16_t)(((uint32_t)lo[k] * pm[k]) >> 16);
-#endif
-    const tage_v8 pch = lo ^ lo_s ^ (hi * pm);
-    const tage_v8 path = (vph & tage_v8_ld(&g->pmask16[l])) * tage_v8_ld(&g->pmul16[l]);
-    const tage_v8 vi = (pch ^ tage_v8_ld(&h->fold[BP_FOLD_IDX + l]) ^ path) & vm;
-    const tage_v8 vt = (vtpc ^ tage_v8_ld(&h->fold[BP_FOLD_TAG0 + l]) ^ (tage_v8_ld(&h->fold[BP_FOLD_TAG1 + l]) << 1)) & vtm;
-    memcpy(&m->idx[1 + l], &vi, sizeof vi);
-    memcpy(&m->tag[1 + l], &vt, sizeof vt);
-  }
+/* (internal to the predictions) Provider and alternate from the indices and tags in m. */
+static inline __attribute__((always_inline)) bool bp_tage_choose(const void *st, const bp_geom *g, const tage_hdr *hd,
+                                                                 const tage_entry *tables, uint32_t n, bp_meta *m) {
   uint32_t hit = tage_hits(tables, g, n, m->idx, m->tag);
   int prov = tage_top(hit);
   const uint8_t *base = (const uint8_t *)st + tage_base_off();
@@ -151,6 +117,74 @@ static inline __attribute__((always_inline)) bool bp_tage_predict(const void *st
   }
   m->pred = pred;
   return pred;
+}
+
+/* The terms of a prediction that depend on the branch's PC alone (and the geometry): a fetch
+ * loop that predicts the same PCs again and again (the model's wrong-path fetch blocks) keeps
+ * them with the PC and predicts with bp_tage_predict_pc. */
+typedef struct bp_tage_pc {
+  uint16_t pch[BP_TAGE_MAX]; /* lane l: (pc ^ (pc >> ishift)) of table l + 1, low 16 bits */
+  uint16_t tpc;              /* the tag's PC term, low 16 bits */
+  uint16_t idx0;             /* the base table's index */
+} bp_tage_pc;
+
+static inline __attribute__((always_inline)) void bp_tage_pc_init(const bp_geom *g, uint64_t pc, bp_tage_pc *p) {
+  p->idx0 = (uint16_t)((pc ^ (pc >> g->bim_shift)) & g->bim_mask); /* tage_base_index */
+  const uint32_t pcl = (uint32_t)pc ^ (uint32_t)(pc >> 32);
+  p->tpc = (uint16_t)(pcl ^ (pcl >> 11));
+  /* The low 16 bits of pc >> s (1 <= s <= 15) are (lo >> s) | (hi << (16 - s)): the high half
+   * of lo * 2^(16-s) and the low half of hi * 2^(16-s), one multiply each for all lanes. */
+  const tage_v8 lo = tage_v8_dup(pcl), hi = tage_v8_dup(pcl >> 16);
+  for (uint32_t l = 0; l < BP_TAGE_MAX; l += 8) {
+    const tage_v8 pm = tage_v8_ld(&g->pcm16[l]);
+#if defined(__SSE2__)
+    const tage_v8 lo_s = (tage_v8)_mm_mulhi_epu16((__m128i)lo, (__m128i)pm);
+#else
+    tage_v8 lo_s;
+    for (int k = 0; k < 8; k++) lo_s[k] = (uint16_t)(((uint32_t)lo[k] * pm[k]) >> 16);
+#endif
+    const tage_v8 pch = lo ^ lo_s ^ (hi * pm);
+    memcpy(&p->pch[l], &pch, sizeof pch);
+  }
+}
+
+/* The prediction from the PC terms p (of the branch's PC). Indices and tags of every table, eight
+ * tables at a time, in 16-bit lanes (every term is masked to at most 16 bits, so 16-bit
+ * arithmetic gives the same low bits):
+ *   idx = pc ^ (pc >> ishift) ^ index fold ^ (path bits << (table mod 4))
+ * (the path term is a cheap stand-in for the F function of the reference code: the table's
+ * newest path bits, shifted by the table number so tables differ),
+ *   tag = pc' ^ tag fold ^ (second tag fold << 1). */
+static inline __attribute__((always_inline)) bool bp_tage_predict_pc(const void *st, const bp_geom *g,
+                                                                     const bp_hist *h, const bp_tage_pc *p,
+                                                                     bp_meta *m) {
+  const tage_hdr *hd = st;
+  const uint32_t n = g->tage_n; /* (derived from the configuration by bp_geom_init) */
+  const uint32_t nvec = g->nvec > 1 ? 2 : 1;
+  const tage_entry *tables = (const tage_entry *)((const char *)st + g->tage_tab);
+  m->idx[0] = p->idx0;
+  const tage_v8 vph = tage_v8_dup(h->phist);
+  const tage_v8 vtpc = tage_v8_dup(p->tpc), vm = tage_v8_ld(g->imask16), vtm = tage_v8_ld(g->tmask16);
+  for (uint32_t v = 0; v < nvec; v++) {
+    const uint32_t l = 8 * v;
+    const tage_v8 pch = tage_v8_ld(&p->pch[l]);
+    const tage_v8 path = (vph & tage_v8_ld(&g->pmask16[l])) * tage_v8_ld(&g->pmul16[l]);
+    const tage_v8 vi = (pch ^ tage_v8_ld(&h->fold[BP_FOLD_IDX + l]) ^ path) & vm;
+    const tage_v8 vt = (vtpc ^ tage_v8_ld(&h->fold[BP_FOLD_TAG0 + l]) ^ (tage_v8_ld(&h->fold[BP_FOLD_TAG1 + l]) << 1)) & vtm;
+    memcpy(&m->idx[1 + l], &vi, sizeof vi);
+    memcpy(&m->tag[1 + l], &vt, sizeof vt);
+  }
+  return bp_tage_choose(st, g, hd, tables, n, m);
+}
+
+/* The prediction (tage_predict in bpred_tage.c; inline for the fetch loop of the model, which
+ * predicts every conditional branch of both paths with it): bp_tage_predict_pc with the PC
+ * terms computed here. */
+static inline __attribute__((always_inline)) bool bp_tage_predict(const void *st, const bp_geom *g, const bp_hist *h,
+                                                                  uint64_t pc, bp_meta *m) {
+  bp_tage_pc p;
+  bp_tage_pc_init(g, pc, &p);
+  return bp_tage_predict_pc(st, g, h, &p, m);
 }
 
 #endif

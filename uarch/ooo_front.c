@@ -9,21 +9,32 @@
 
 /* ---- the trace window ------------------------------------------------------------------------- */
 
-/* Read more correct-path instructions from the trace into the window. Returns true when an
- * instruction is available at win_fetch. */
-bool oo_fill_window(ooo_model *restrict m) {
-  ooo_state *st = m->st;
-  if (st->win_fetch < st->win_fill) return true;
-  if (st->trace_end) return false;
-  if (st->need_seek) {
-    if (batch_pf_seek(m->rd, st->next_index, &m->err)) {
-      m->failed = true;
-      return false;
-    }
-    m->batch.n = 0;
-    m->batch_pos = 0;
-    st->need_seek = false;
+/* oo_fill_window copies these fields of a trace instruction as whole words */
+_Static_assert(offsetof(trace_insn, next_pc) == offsetof(trace_insn, pc) + 8 &&
+                   offsetof(ooo_win, next_pc) == offsetof(ooo_win, pc) + 8 &&
+                   offsetof(trace_insn, rep) == offsetof(trace_insn, sid) + 4 &&
+                   offsetof(ooo_win, rep) == offsetof(ooo_win, sid) + 4,
+               "oo_fill_window: word copies");
+
+/* Copy an instruction's nm accesses src into the window's memory ring dst at position pos.
+ * Most instructions make one or two: element copies (a memcpy of a variable size becomes
+ * `rep movs`, slow to start for 16 or 32 bytes). */
+static inline __attribute__((always_inline)) void win_copy_mems(trace_mem *dst, uint64_t mem_mask, uint64_t pos,
+                                                                const trace_mem *src, uint32_t nm) {
+  const uint64_t at = pos & mem_mask, cap = mem_mask + 1;
+  if (nm <= 2 && at + 2 <= cap) {
+    dst[at] = src[0];
+    if (nm == 2) dst[at + 1] = src[1];
+  } else if (at + nm <= cap) {
+    memcpy(&dst[at], src, nm * sizeof *src);
+  } else {
+    for (uint32_t i = 0; i < nm; i++) dst[(pos + i) & mem_mask] = src[i];
   }
+}
+
+/* oo_fill_window with a filter: instruction by instruction, the filter called on each. */
+static __attribute__((noinline)) bool fill_window_filtered(ooo_model *restrict m) {
+  ooo_state *st = m->st;
   /* The fill and read positions, the batch and the rings live in locals (the window stores
    * would make the compiler reload them per instruction); the positions are written back before
    * anything outside runs (cursor, filter), the batch reloaded after the cursor. At most 64
@@ -96,20 +107,7 @@ bool oo_fill_window(ooo_model *restrict m) {
     w->flags = ti->flags;
     w->n_mem = (uint16_t)nm;
     w->mem_pos = mem_fill;
-    if (nm) {
-      /* most instructions make one or two accesses: element copies (a memcpy of a variable
-       * size becomes `rep movs`, slow to start for 16 or 32 bytes) */
-      const trace_mem *src = mems + ti->mem_off;
-      const uint64_t at = mem_fill & mem_mask;
-      if (nm <= 2 && at + 2 <= mem_cap) {
-        dst[at] = src[0];
-        if (nm == 2) dst[at + 1] = src[1];
-      } else if (at + nm <= mem_cap) {
-        memcpy(&dst[at], src, nm * sizeof *src);
-      } else {
-        for (uint32_t i = 0; i < nm; i++) dst[(mem_fill + i) & mem_mask] = src[i];
-      }
-    }
+    if (nm) win_copy_mems(dst, mem_mask, mem_fill, mems + ti->mem_off, nm);
     mem_fill += nm;
     win_fill++;
     if (end) break;
@@ -118,6 +116,88 @@ bool oo_fill_window(ooo_model *restrict m) {
   st->mem_fill = mem_fill;
   st->next_index = next_index;
   m->batch_pos = pos;
+  if (end) st->trace_end = true;
+  return st->win_fetch < win_fill;
+}
+
+/* Read more correct-path instructions from the trace into the window. Returns true when an
+ * instruction is available at win_fetch. Without a filter, by runs: the instructions of the
+ * batch the window has room for at once are copied in an inner loop that calls nothing (the
+ * batch refill and the write-backs around it are per run, not per instruction). An
+ * instruction is taken only with room for its accesses in the memory ring, and the trace's last
+ * instruction ends the fill, as instruction by instruction (fill_window_filtered). */
+bool oo_fill_window(ooo_model *restrict m) {
+  ooo_state *st = m->st;
+  if (st->win_fetch < st->win_fill) return true;
+  if (st->trace_end) return false;
+  if (st->need_seek) {
+    if (batch_pf_seek(m->rd, st->next_index, &m->err)) {
+      m->failed = true;
+      return false;
+    }
+    m->batch.n = 0;
+    m->batch_pos = 0;
+    st->need_seek = false;
+  }
+  if (__builtin_expect(m->filter != NULL, 0)) return fill_window_filtered(m);
+  const uint64_t mem_cap = (uint64_t)m->mem_mask + 1, win_lim = st->win_head + m->win_cap;
+  const uint64_t mem_lim = st->mem_head + mem_cap, mem_mask = m->mem_mask, win_mask = m->win_mask;
+  uint64_t win_fill = st->win_fill, mem_fill = st->mem_fill;
+  const uint64_t fill_lim = win_lim - win_fill > 64 && win_lim > win_fill ? win_fill + 64 : win_lim;
+  ooo_win *const win = m->win;
+  trace_mem *const dst = m->mem;
+  bool end = false, full = false;
+  while (win_fill < fill_lim) {
+    if (m->batch_pos >= m->batch.n) {
+      st->win_fill = win_fill;
+      st->mem_fill = mem_fill;
+      if (batch_pf_next(m->rd, &m->batch, &m->err)) {
+        m->failed = true;
+        return false;
+      }
+      m->batch_pos = 0;
+      if (!m->batch.n) {
+        end = true;
+        break;
+      }
+    }
+    const trace_insn *const insns = m->batch.insns;
+    const trace_mem *const mems = m->batch.mems;
+    const uint64_t first = m->batch.first_index;
+    size_t pos = m->batch_pos;
+    const size_t run_end = pos + (size_t)WI_MIN((uint64_t)(m->batch.n - pos), fill_lim - win_fill);
+    for (; pos < run_end; pos++) {
+      const trace_insn *ti = &insns[pos];
+      const uint32_t nm = ti->n_mem < OOO_WIN_MEM ? ti->n_mem : OOO_WIN_MEM;
+      if (mem_fill + nm > mem_lim) {
+        full = true;
+        break;
+      }
+      ooo_win *w = &win[win_fill & win_mask];
+      /* (pc + next_pc and sid + rep as whole words: the layouts are checked above) */
+      const uint8_t flags = ti->flags;
+      w->index = first + pos;
+      memcpy(&w->pc, &ti->pc, 16);
+      memcpy(&w->sid, &ti->sid, 8);
+      w->n_mem = (uint16_t)nm;
+      w->flags = flags;
+      w->mod = 0;
+      w->mem_pos = mem_fill;
+      if (nm) win_copy_mems(dst, mem_mask, mem_fill, mems + ti->mem_off, nm);
+      mem_fill += nm;
+      win_fill++;
+      if (flags & TI_LAST) {
+        end = true;
+        pos++;
+        break;
+      }
+    }
+    m->batch_pos = pos;
+    st->next_index = first + pos; /* (batches are contiguous: the first not taken) */
+    if (end || full) break;
+  }
+  st->win_fill = win_fill;
+  st->mem_fill = mem_fill;
   if (end) st->trace_end = true;
   return st->win_fetch < win_fill;
 }
@@ -461,9 +541,10 @@ static void fetch_wrong_each(ooo_model *restrict m, uint64_t now, uint32_t n, ui
 
 /* A fetch block: the straight-line run of instructions from a PC up to and including the first
  * branch (at most OO_FB_MAX instructions; shorter when the code ends). Derived from the code
- * image alone (templates by PC never change), so cached for the model's lifetime, not state.
- * The wrong path spends most of its per-instruction work finding templates, byte counts and
- * lines; a block has them at hand. */
+ * image and the configuration alone (templates by PC never change), so cached for the model's
+ * lifetime, not state. The wrong path spends most of its per-instruction work finding
+ * templates, byte counts and lines, and per branch computing what its prediction and BTB
+ * lookup derive from the PC (some 25 and 15 host instructions); a block has them at hand. */
 #define OO_FB_MAX 8u   /* instructions per block */
 #define OO_FB_N 1024u  /* cached blocks (direct-mapped by start PC) */
 typedef struct oo_fblk {
@@ -475,6 +556,8 @@ typedef struct oo_fblk {
   uint8_t n;                    /* instructions (0: no code at the start PC) */
   uint8_t br;                   /* the last instruction is a branch */
   uint8_t lchg;                 /* bit i: instruction i starts in another line than i - 1 */
+  uint32_t btb_set, btb_tag;    /* a branch at the end: its BTB set and tag (bp_btb_where) */
+  bp_tage_pc tp;                /* a branch at the end, under TAGE: its prediction's PC terms */
 } oo_fblk;
 
 static __attribute__((noinline)) void fblk_build(ooo_model *restrict m, oo_fblk *b, uint64_t pc) {
@@ -495,6 +578,11 @@ static __attribute__((noinline)) void fblk_build(ooo_model *restrict m, oo_fblk 
   b->off[n] = (uint8_t)off;
   b->n = (uint8_t)n;
   b->br = last && last->br;
+  if (b->br) { /* (what the branch's prediction computes from its PC alone) */
+    const uint64_t bpc = pc + b->off[n - 1];
+    bp_btb_where(&m->cfg.bp, bpc, &b->btb_set, &b->btb_tag);
+    if (m->bp == &bp_tage_ops) bp_tage_pc_init(&m->geom, bpc, &b->tp);
+  }
   b->lchg = (uint8_t)lchg;
   b->last = last;
   b->key = pc + 1;
@@ -589,14 +677,15 @@ static inline __attribute__((always_inline)) void fetch_wrong(ooo_model *restric
           const ooo_tmpl *t = b->last;
           if (t->br == BR_COND && tage_nc) {
             /* fetch_branch for a conditional branch under TAGE without confidence gating (most
-             * wrong-path branches), the same steps in the same order without its dispatch */
+             * wrong-path branches), the same steps in the same order without its dispatch, with
+             * the block's PC terms of the prediction and BTB set and tag */
             bp_meta meta;
-            const bool pt = bp_tage_predict(m->bp_state, &m->geom, &st->hist, pc, &meta);
+            const bool pt = bp_tage_predict_pc(m->bp_state, &m->geom, &st->hist, &b->tp, &meta);
             bool btb_hit = true;
             if (pt) {
               uint64_t tmp;
               next = t->target;
-              btb_hit = bp_btb_lookup_inl(m->btb, &m->cfg.bp, pc, &tmp);
+              btb_hit = bp_btb_lookup_at(m->btb, &m->cfg.bp, b->btb_set, b->btb_tag, &tmp);
             }
             bp_hist_push(&m->geom, &st->hist, m->hist_ring, pc, pt);
             if (pt) {
