@@ -240,8 +240,10 @@ static void scan_queue(mem_sys *m, uint32_t ch, mem_dreq *q, uint32_t n, uint64_
 
 /* Issue everything schedulable on channel ch at t (writes first when the write queue is 3/4
  * full, else reads first and writes when no read can go), then set its next scheduling cycle
- * from the passes that found nothing to issue. A queue is scanned only when its turn comes. */
-static void chan_run(mem_sys *m, uint32_t ch, uint64_t t) {
+ * from the passes that found nothing to issue. A queue is scanned only when its turn comes, an
+ * empty one not at all. (Out of line: mem_dram_run's pass over the channels then keeps its
+ * values in registers; -0.5% Ir on `bench mem --scenario stream`.) */
+static __attribute__((noinline)) void chan_run(mem_sys *m, uint32_t ch, uint64_t t) {
   const dram_config *d = &m->cfg->dram;
   mem_dreq *rq = &m->rq[ch * d->queue], *wq = &m->wq[ch * d->queue];
   mem_chan *c = &m->chan[ch];
@@ -262,9 +264,11 @@ static void chan_run(mem_sys *m, uint32_t ch, uint64_t t) {
       bool first_w = false;
       for (int k = 0; k < 2 && !r; k++) {
         bool w = drain ? k == 0 : k == 1;
+        uint32_t n = w ? c->nwrite : c->nread;
+        if (!n) continue; /* nothing to issue, no ready cycle: the scan's result changes nothing */
         uint64_t qmin;
         mem_dreq *qfirst;
-        scan_queue(m, ch, w ? wq : rq, w ? c->nwrite : c->nread, t, &r, &qmin, &qfirst);
+        scan_queue(m, ch, w ? wq : rq, n, t, &r, &qmin, &qfirst);
         is_write = w;
         if (qmin < min_t) { /* strict: the queue scanned first wins a tie, as it would at min_t */
           min_t = qmin;
@@ -296,9 +300,16 @@ static void chan_run(mem_sys *m, uint32_t ch, uint64_t t) {
 void mem_dram_run(mem_sys *m, uint64_t t) {
   const uint32_t nch = m->cfg->dram.channels; /* loaded once: chan_run's stores may alias */
   const mem_chan *chan = m->chan;
+  /* The new minimum of next_sched in the same pass (update_next's result): chan_run changes
+   * only its own channel. */
+  uint64_t best = UINT64_MAX;
   for (uint32_t c = 0; c < nch; c++) {
     uint64_t ns = chan[c].next_sched;
-    if (ns <= t) chan_run(m, c, ns);
+    if (ns <= t) {
+      chan_run(m, c, ns);
+      ns = chan[c].next_sched;
+    }
+    if (ns < best) best = ns;
   }
-  update_next(m); /* once for all the channels run (chan_run reads only its own next_sched) */
+  m->st->dram_next = best;
 }

@@ -683,11 +683,35 @@ static void propagate_fill(mem_sys *m, int level, uint32_t idx, uint64_t fill) {
   }
 }
 
-static void cache_install(mem_sys *m, int level, uint64_t line, uint64_t t, bool dirty, bool pf,
-                          uint64_t fid, bool absent);
+/* Installs are compiled once per level (install_l1i .. install_llc: each level's fields at fixed
+ * offsets, and its branches on the level, on inclusion and on write-back targets folded); the
+ * chain a fill sets off -- an L1 victim written back into the L2, an L2 victim into the LLC, an
+ * LLC victim to DRAM -- is a sequence of direct calls. */
+static void install_l1i(mem_sys *m, uint64_t line, uint64_t t, bool dirty, bool pf, uint64_t fid,
+                        bool absent);
+static void install_l1d(mem_sys *m, uint64_t line, uint64_t t, bool dirty, bool pf, uint64_t fid,
+                        bool absent);
+static void install_l2(mem_sys *m, uint64_t line, uint64_t t, bool dirty, bool pf, uint64_t fid,
+                       bool absent);
+static void install_llc(mem_sys *m, uint64_t line, uint64_t t, bool dirty, bool pf, uint64_t fid,
+                        bool absent);
+
+/* Install line at level (absent: the caller has just looked it up there and not found it). */
+static inline __attribute__((always_inline)) void cache_install(mem_sys *m, const int level,
+                                                                uint64_t line, uint64_t t,
+                                                                bool dirty, bool pf, uint64_t fid,
+                                                                bool absent) {
+  switch (level) {
+  case ML_L1I: install_l1i(m, line, t, dirty, pf, fid, absent); break;
+  case ML_L1D: install_l1d(m, line, t, dirty, pf, fid, absent); break;
+  case ML_L2: install_l2(m, line, t, dirty, pf, fid, absent); break;
+  default: install_llc(m, line, t, dirty, pf, fid, absent); break;
+  }
+}
 
 /* Write a dirty victim back into `level` (or DRAM): marks the copy there dirty, or allocates it. */
-static void writeback_to(mem_sys *m, int level, uint64_t line, uint64_t t) {
+static inline __attribute__((always_inline)) void writeback_to(mem_sys *m, const int level,
+                                                               uint64_t line, uint64_t t) {
   if (level == ML_DRAM) {
     mem_dram_write(m, line, t);
     return;
@@ -728,8 +752,9 @@ static void back_invalidate(mem_sys *m, uint64_t line, uint64_t t) {
 }
 
 /* Evict way w of set at level (fid: the flow whose fill needs the room). */
-static void evict(mem_sys *m, int level, uint32_t set, uint32_t w, uint64_t t, uint64_t fid,
-                  bool by_prefetch) {
+static inline __attribute__((always_inline)) void evict(mem_sys *m, const int level, uint32_t set,
+                                                        uint32_t w, uint64_t t, uint64_t fid,
+                                                        bool by_prefetch) {
   mem_cache *c = &m->c[level];
   uint64_t *tag = &c->tags[(size_t)set * c->ways + w];
   uint64_t v = *tag, vline = v >> MT_SHIFT;
@@ -752,15 +777,16 @@ static void evict(mem_sys *m, int level, uint32_t set, uint32_t w, uint64_t t, u
     mem_cache *llc = &m->c[ML_LLC];
     uint32_t lset;
     int lw = cache_find(llc, vline, &lset);
-    if (lw < 0) cache_install(m, ML_LLC, vline, t, false, false, fid, true);
+    if (lw < 0) install_llc(m, vline, t, false, false, fid, true);
     else mem_repl_hit(llc, lset, (uint32_t)lw);
   }
   if (level == ML_LLC && c->cfg->inclusive) back_invalidate(m, vline, t);
 }
 
-/* Install line at level (absent: the caller has just looked it up there and not found it). */
-static void cache_install(mem_sys *m, int level, uint64_t line, uint64_t t, bool dirty, bool pf,
-                          uint64_t fid, bool absent) {
+/* cache_install at a constant level (the body of install_l1i .. install_llc). */
+static inline __attribute__((always_inline)) void install_at(mem_sys *m, const int level,
+                                                             uint64_t line, uint64_t t, bool dirty,
+                                                             bool pf, uint64_t fid, bool absent) {
   mem_cache *c = &m->c[level];
   uint32_t set = (uint32_t)(line & c->set_mask);
   /* Only L2 and LLC receive write-backs, so only there can a fill find its line present. */
@@ -779,6 +805,23 @@ static void cache_install(mem_sys *m, int level, uint64_t line, uint64_t t, bool
   c->hb[(size_t)set * c->mstride + v] = line_hash8(line);
   c->ls->ver++;
   mem_repl_fill(c, set, v, pf);
+}
+
+static void install_l1i(mem_sys *m, uint64_t line, uint64_t t, bool dirty, bool pf, uint64_t fid,
+                        bool absent) {
+  install_at(m, ML_L1I, line, t, dirty, pf, fid, absent);
+}
+static void install_l1d(mem_sys *m, uint64_t line, uint64_t t, bool dirty, bool pf, uint64_t fid,
+                        bool absent) {
+  install_at(m, ML_L1D, line, t, dirty, pf, fid, absent);
+}
+static void install_l2(mem_sys *m, uint64_t line, uint64_t t, bool dirty, bool pf, uint64_t fid,
+                       bool absent) {
+  install_at(m, ML_L2, line, t, dirty, pf, fid, absent);
+}
+static void install_llc(mem_sys *m, uint64_t line, uint64_t t, bool dirty, bool pf, uint64_t fid,
+                        bool absent) {
+  install_at(m, ML_LLC, line, t, dirty, pf, fid, absent);
 }
 
 /* ---- TLBs -------------------------------------------------------------------------------- */
@@ -912,8 +955,10 @@ static inline __attribute__((always_inline)) uint32_t pf_run(mem_cache *c, uint6
   }
 }
 
-static void pf_train_on(mem_sys *m, int level, const mem_req *req, uint64_t line, bool hit,
-                        bool pf_hit, pf_batch *pb) {
+/* pf_train's work at a constant level (compiled once per level: pf_train_l1i .. pf_train_llc). */
+static inline __attribute__((always_inline)) void pf_train_at(mem_sys *m, const int level,
+                                                              const mem_req *req, uint64_t line,
+                                                              bool hit, bool pf_hit, pf_batch *pb) {
   mem_cache *c = &m->c[level];
   uint32_t room = MEM_PF_MAX - pb->n[level];
   uint32_t k = pf_run(c, req->addr, line, req->pc, hit, pf_hit, req->type,
@@ -924,10 +969,29 @@ static void pf_train_on(mem_sys *m, int level, const mem_req *req, uint64_t line
   }
 }
 
-/* Train level's prefetcher (if it has one) on a demand access; candidates go to pb. */
-static inline void pf_train(mem_sys *m, int level, const mem_req *req, uint64_t line, bool hit,
-                            bool pf_hit, pf_batch *pb) {
-  if (m->c[level].pf_kind != PF_NONE && pb) pf_train_on(m, level, req, line, hit, pf_hit, pb);
+#define PF_TRAIN_FN(name, level)                                                                 \
+  static __attribute__((noinline)) void name(mem_sys *m, const mem_req *req, uint64_t line,     \
+                                             bool hit, bool pf_hit, pf_batch *pb) {             \
+    pf_train_at(m, level, req, line, hit, pf_hit, pb);                                           \
+  }
+PF_TRAIN_FN(pf_train_l1i, ML_L1I)
+PF_TRAIN_FN(pf_train_l1d, ML_L1D)
+PF_TRAIN_FN(pf_train_l2, ML_L2)
+PF_TRAIN_FN(pf_train_llc, ML_LLC)
+#undef PF_TRAIN_FN
+
+/* Train level's prefetcher (if it has one) on a demand access; candidates go to pb. (level is
+ * a constant at every call: a direct call to its copy.) */
+static inline __attribute__((always_inline)) void pf_train(mem_sys *m, const int level,
+                                                           const mem_req *req, uint64_t line,
+                                                           bool hit, bool pf_hit, pf_batch *pb) {
+  if (m->c[level].pf_kind == PF_NONE || !pb) return;
+  switch (level) {
+  case ML_L1I: pf_train_l1i(m, req, line, hit, pf_hit, pb); break;
+  case ML_L1D: pf_train_l1d(m, req, line, hit, pf_hit, pb); break;
+  case ML_L2: pf_train_l2(m, req, line, hit, pf_hit, pb); break;
+  default: pf_train_llc(m, req, line, hit, pf_hit, pb); break;
+  }
 }
 
 /* What the lower levels hold for a line, found by miss_probe and used by miss_commit (the
@@ -938,22 +1002,41 @@ typedef struct probe_res {
   uint32_t set[ML_NCACHE];
 } probe_res;
 
+/* One level l below the entry level of miss_probe: true when it decides (*blk: -1 the miss can
+ * go, else the full level). */
+static inline __attribute__((always_inline)) bool probe_step(const mem_sys *m, const int l,
+                                                             uint64_t line, bool prefetch,
+                                                             probe_res *pr, int *blk) {
+  if (l == ML_DRAM) {
+    *blk = mem_dram_can_read(m, line) ? -1 : ML_DRAM;
+    return true;
+  }
+  const mem_cache *c = &m->c[l];
+  pr->mshr[l] = -1;
+  *blk = -1;
+  if ((pr->way[l] = cache_find(c, line, &pr->set[l])) >= 0) return true;
+  if ((pr->mshr[l] = mshr_find(c, line)) >= 0) return true;
+  if (c->ls->mshr_used >= mshr_limit(c, prefetch)) {
+    *blk = l;
+    return true;
+  }
+  return false;
+}
+
 /* Can a miss of line at `level` get every resource it needs? -1 if so, else the level
  * (ML_DRAM for the DRAM read queue) that is full. No side effects; fills *pr for the levels
- * below `level` down to where the line is found. */
-static inline __attribute__((always_inline)) int miss_probe(const mem_sys *m, int level,
+ * below `level` down to where the line is found. (level is a constant after inlining: the
+ * levels below it are unrolled, see cache_install.) */
+static inline __attribute__((always_inline)) int miss_probe(const mem_sys *m, const int level,
                                                             uint64_t line, bool prefetch,
                                                             probe_res *pr) {
   const mem_cache *c = &m->c[level];
   if (c->ls->mshr_used >= mshr_limit(c, prefetch)) return level;
-  for (int l = next_level(level);; l = next_level(l)) {
-    if (l == ML_DRAM) return mem_dram_can_read(m, line) ? -1 : ML_DRAM;
-    c = &m->c[l];
-    pr->mshr[l] = -1;
-    if ((pr->way[l] = cache_find(c, line, &pr->set[l])) >= 0) return -1;
-    if ((pr->mshr[l] = mshr_find(c, line)) >= 0) return -1;
-    if (c->ls->mshr_used >= mshr_limit(c, prefetch)) return l;
-  }
+  int blk = -1;
+  if (level <= ML_L1D && probe_step(m, ML_L2, line, prefetch, pr, &blk)) return blk;
+  if (level <= ML_L2 && probe_step(m, ML_LLC, line, prefetch, pr, &blk)) return blk;
+  probe_step(m, ML_DRAM, line, prefetch, pr, &blk);
+  return blk;
 }
 
 /* Count a demand miss that allocates at level: pollution check against recent prefetch victims. */
@@ -967,95 +1050,123 @@ static void count_miss(mem_cache *c, uint64_t line, bool wp) {
   }
 }
 
-/* Commit a miss of line at `level` (miss_probe passed): allocate the MSHR chain down to where
- * the line is found (a hit, an in-flight MSHR, or DRAM). t is the cycle the request leaves
- * `level` (after TLB). Returns the MSHR index at `level`. req is NULL for prefetches. */
-static uint32_t miss_commit(mem_sys *m, int level, uint64_t line, const req_info *ri,
-                            const mem_req *req, uint64_t t, uint64_t now, pf_batch *pb,
-                            const probe_res *pr) {
-  uint32_t top = mshr_alloc(m, level, line, ri, ri->pf, now);
-  int up = level;
-  uint32_t uidx = top;
-  uint64_t fill = UNKNOWN;
+/* One level l of a miss being committed, below the MSHR *uidx of level `up` (the one above l):
+ * a hit (the chain's fill is known: *fill), an in-flight MSHR (the chain joins it: its fill
+ * cycle, possibly unknown), DRAM (a read), or a miss (a new MSHR at l becomes *uidx, leaving
+ * l at *t). Returns true when the chain ends at l. */
+static inline __attribute__((always_inline)) bool commit_step(
+    mem_sys *m, const int up, const int l, uint64_t line, const req_info *ri, const mem_req *req,
+    uint64_t *t, uint64_t now, pf_batch *pb, const probe_res *pr, uint32_t *uidx, uint64_t *fill) {
   bool demand = !ri->pf;
-  for (int l = next_level(level);; l = next_level(l)) {
-    if (l == ML_DRAM) {
-      mem_dram_read(m, line, t + m->c[ML_LLC].cfg->latency, uidx, ri->fid, ri->wrong_path,
-                    !demand, now);
-      break;
-    }
-    mem_cache *c = &m->c[l];
-    uint64_t s = port_take(c, t);
-    uint32_t set = pr->set[l];
-    int w = pr->way[l];
+  if (l == ML_DRAM) {
+    mem_dram_read(m, line, *t + m->c[ML_LLC].cfg->latency, *uidx, ri->fid, ri->wrong_path,
+                  !demand, now);
+    return true;
+  }
+  mem_cache *c = &m->c[l];
+  uint64_t s = port_take(c, *t);
+  uint32_t set = pr->set[l];
+  int w = pr->way[l];
+  if (demand) {
+    c->stats->accesses++;
+    if (ri->wrong_path && w >= 0) c->stats->wrong_path_accesses++;
+  }
+  if (w >= 0) {
+    uint64_t *tag = &c->tags[(size_t)set * c->ways + (uint32_t)w];
+    bool pf_hit = false;
     if (demand) {
-      c->stats->accesses++;
-      if (ri->wrong_path && w >= 0) c->stats->wrong_path_accesses++;
-    }
-    if (w >= 0) {
-      uint64_t *tag = &c->tags[(size_t)set * c->ways + (uint32_t)w];
-      bool pf_hit = false;
-      if (demand) {
-        c->stats->hits++;
-        mem_repl_hit(c, set, (uint32_t)w);
-        if (*tag & MT_PF) {
-          c->stats->pf_useful++;
-          *tag &= ~(uint64_t)MT_PF;
-          pf_hit = true;
-        }
-        mem_emit(m, MEV_HIT, l, MEM_RID(l, MRK_SET, set), ri->fid, line << c->line_shift, now,
-                 UINT64_MAX, ri->wrong_path, false);
-        if (req) pf_train(m, l, req, line, true, pf_hit, pb);
+      c->stats->hits++;
+      mem_repl_hit(c, set, (uint32_t)w);
+      if (*tag & MT_PF) {
+        c->stats->pf_useful++;
+        *tag &= ~(uint64_t)MT_PF;
+        pf_hit = true;
       }
-      fill = s + c->cfg->latency;
-      heap_push(m, up, uidx, fill);
-      break;
-    }
-    m->c[up].mshr[uidx].chained = 1;
-    int j = pr->mshr[l];
-    if (j >= 0) {
-      mem_mshr *ms = &c->mshr[j];
-      ms->up[up & 1] = (int16_t)uidx;
-      if (demand) {
-        c->stats->merges++;
-        if (ri->wrong_path) c->stats->wrong_path_accesses++;
-        if (ms->pf) {
-          if (ms->pf == 1) c->stats->pf_late++;
-          ms->pf = 0;
-          ms->fid = ri->fid;
-        }
-        mem_emit(m, MEV_MERGE, l, MEM_RID(l, MRK_MSHR, (uint32_t)j), ri->fid, line << c->line_shift,
-                 now, ms->fid, ri->wrong_path, false);
-        if (req) pf_train(m, l, req, line, false, false, pb);
-      }
-      fill = c->mfill[j];
-      break;
-    }
-    if (demand) {
-      count_miss(c, line, ri->wrong_path);
-      mem_emit(m, MEV_MISS, l, MEM_RID(l, MRK_SET, set), ri->fid, line << c->line_shift, now,
+      mem_emit(m, MEV_HIT, l, MEM_RID(l, MRK_SET, set), ri->fid, line << c->line_shift, now,
                UINT64_MAX, ri->wrong_path, false);
+      if (req) pf_train(m, l, req, line, true, pf_hit, pb);
+    }
+    *fill = s + c->cfg->latency;
+    heap_push(m, up, *uidx, *fill);
+    return true;
+  }
+  m->c[up].mshr[*uidx].chained = 1;
+  int j = pr->mshr[l];
+  if (j >= 0) {
+    mem_mshr *ms = &c->mshr[j];
+    ms->up[up & 1] = (int16_t)*uidx;
+    if (demand) {
+      c->stats->merges++;
+      if (ri->wrong_path) c->stats->wrong_path_accesses++;
+      if (ms->pf) {
+        if (ms->pf == 1) c->stats->pf_late++;
+        ms->pf = 0;
+        ms->fid = ri->fid;
+      }
+      mem_emit(m, MEV_MERGE, l, MEM_RID(l, MRK_MSHR, (uint32_t)j), ri->fid, line << c->line_shift,
+               now, ms->fid, ri->wrong_path, false);
       if (req) pf_train(m, l, req, line, false, false, pb);
     }
-    req_info lower = *ri;
-    lower.store = 0; /* only the L1 copy becomes dirty */
-    uint32_t lidx = mshr_alloc(m, l, line, &lower, demand ? 0 : 2, now);
-    c->mshr[lidx].up[up & 1] = (int16_t)uidx;
-    uidx = lidx;
-    up = l;
-    t = s;
+    *fill = c->mfill[j];
+    return true;
   }
-  if (fill != UNKNOWN) { /* every MSHR of the new chain shares the fill cycle */
-    m->c[up].mfill[uidx] = fill;
-    lvl_touch(m->c[up].ls);
-    propagate_fill(m, up, uidx, fill);
+  if (demand) {
+    count_miss(c, line, ri->wrong_path);
+    mem_emit(m, MEV_MISS, l, MEM_RID(l, MRK_SET, set), ri->fid, line << c->line_shift, now,
+             UINT64_MAX, ri->wrong_path, false);
+    if (req) pf_train(m, l, req, line, false, false, pb);
   }
+  req_info lower = *ri;
+  lower.store = 0; /* only the L1 copy becomes dirty */
+  uint32_t lidx = mshr_alloc(m, l, line, &lower, demand ? 0 : 2, now);
+  c->mshr[lidx].up[up & 1] = (int16_t)*uidx;
+  *uidx = lidx;
+  *t = s;
+  return false;
+}
+
+/* The chain ended below MSHR idx of level with a fill cycle (UNKNOWN until DRAM schedules it):
+ * every MSHR of the new chain shares it. */
+static inline __attribute__((always_inline)) void commit_fill(mem_sys *m, const int level,
+                                                              uint32_t idx, uint64_t fill) {
+  if (fill == UNKNOWN) return;
+  m->c[level].mfill[idx] = fill;
+  lvl_touch(m->c[level].ls);
+  propagate_fill(m, level, idx, fill);
+}
+
+/* Commit a miss of line at `level` (miss_probe passed): allocate the MSHR chain down to where
+ * the line is found (a hit, an in-flight MSHR, or DRAM). t is the cycle the request leaves
+ * `level` (after TLB). Returns the MSHR index at `level`. req is NULL for prefetches. (level
+ * is a constant after inlining: the levels below it are unrolled.) */
+static inline __attribute__((always_inline)) uint32_t miss_commit(
+    mem_sys *m, const int level, uint64_t line, const req_info *ri, const mem_req *req, uint64_t t,
+    uint64_t now, pf_batch *pb, const probe_res *pr) {
+  uint32_t top = mshr_alloc(m, level, line, ri, ri->pf, now);
+  uint32_t uidx = top;
+  uint64_t fill = UNKNOWN;
+  if (level <= ML_L1D) {
+    if (commit_step(m, level, ML_L2, line, ri, req, &t, now, pb, pr, &uidx, &fill)) {
+      commit_fill(m, level, uidx, fill);
+      return top;
+    }
+  }
+  if (level <= ML_L2) {
+    if (commit_step(m, ML_L2, ML_LLC, line, ri, req, &t, now, pb, pr, &uidx, &fill)) {
+      commit_fill(m, ML_L2, uidx, fill);
+      return top;
+    }
+  }
+  commit_step(m, ML_LLC, ML_DRAM, line, ri, req, &t, now, pb, pr, &uidx, &fill);
   return top;
 }
 
-/* Issue prefetches of the candidates of level (each needs a free MSHR; dropped otherwise). */
-static void pf_issue(mem_sys *m, int level, const uint64_t *lines, uint32_t n, uint64_t now,
-                     uint64_t trig_fid, bool wp) {
+/* Issue prefetches of the candidates of level (each needs a free MSHR; dropped otherwise).
+ * (level is a constant after inlining; pf_issue_l1i .. pf_issue_llc below.) */
+static inline __attribute__((always_inline)) void pf_issue_at(mem_sys *m, const int level,
+                                                              const uint64_t *lines, uint32_t n,
+                                                              uint64_t now, uint64_t trig_fid,
+                                                              bool wp) {
   mem_cache *c = &m->c[level];
   const uint32_t limit = mshr_limit(c, true);
   for (uint32_t k = 0; k < n; k++) {
@@ -1066,13 +1177,43 @@ static void pf_issue(mem_sys *m, int level, const uint64_t *lines, uint32_t n, u
     uint32_t set;
     /* A probe, not a use: the plain lookup leaves the hints to the demand stream. */
     if (cache_find(c, line, &set) >= 0 || mshr_find(c, line) >= 0) continue;
-    probe_res pr;
+    probe_res pr = {{0}, {0}, {0}}; /* (set by miss_probe where miss_commit reads it; GCC cannot tell) */
     if (miss_probe(m, level, line, true, &pr) >= 0) continue;
     req_info ri = {.fid = trig_fid, .trig_fid = trig_fid, .wrong_path = wp, .pf = 1};
     c->stats->pf_issued++;
     mem_emit(m, MEV_PREFETCH, level, MEM_RID(level, MRK_SET, set), UINT64_MAX,
              line << c->line_shift, now, trig_fid, wp, true);
     miss_commit(m, level, line, &ri, NULL, now, now, NULL, &pr);
+  }
+}
+
+static __attribute__((noinline)) void pf_issue_l1i(mem_sys *m, const uint64_t *lines, uint32_t n,
+                                                   uint64_t now, uint64_t trig_fid, bool wp) {
+  pf_issue_at(m, ML_L1I, lines, n, now, trig_fid, wp);
+}
+static __attribute__((noinline)) void pf_issue_l1d(mem_sys *m, const uint64_t *lines, uint32_t n,
+                                                   uint64_t now, uint64_t trig_fid, bool wp) {
+  pf_issue_at(m, ML_L1D, lines, n, now, trig_fid, wp);
+}
+static __attribute__((noinline)) void pf_issue_l2(mem_sys *m, const uint64_t *lines, uint32_t n,
+                                                  uint64_t now, uint64_t trig_fid, bool wp) {
+  pf_issue_at(m, ML_L2, lines, n, now, trig_fid, wp);
+}
+static __attribute__((noinline)) void pf_issue_llc(mem_sys *m, const uint64_t *lines, uint32_t n,
+                                                   uint64_t now, uint64_t trig_fid, bool wp) {
+  pf_issue_at(m, ML_LLC, lines, n, now, trig_fid, wp);
+}
+
+/* pf_issue_at through the level's compiled copy (a direct call when level is a constant). */
+static inline __attribute__((always_inline)) void pf_issue(mem_sys *m, const int level,
+                                                           const uint64_t *lines, uint32_t n,
+                                                           uint64_t now, uint64_t trig_fid,
+                                                           bool wp) {
+  switch (level) {
+  case ML_L1I: pf_issue_l1i(m, lines, n, now, trig_fid, wp); break;
+  case ML_L1D: pf_issue_l1d(m, lines, n, now, trig_fid, wp); break;
+  case ML_L2: pf_issue_l2(m, lines, n, now, trig_fid, wp); break;
+  default: pf_issue_llc(m, lines, n, now, trig_fid, wp); break;
   }
 }
 
@@ -1291,15 +1432,16 @@ static __attribute__((noinline)) int refuse_full(mem_sys *m, const mem_req *req,
 
 /* The entry level missed line (accepted or not): the rest of mem_access, out of line so the
  * hit path stays small. j: the level's MSHR for the line (mshr_find), -1 when none. */
-static __attribute__((noinline)) int access_miss(mem_sys *m, const mem_req *req, int type,
-                                                 int level, uint64_t line, uint32_t set, int j,
-                                                 uint64_t now, uint64_t *ready) {
+static inline __attribute__((always_inline)) int access_miss(mem_sys *m, const mem_req *req,
+                                                             int type, const int level,
+                                                             uint64_t line, uint32_t set, int j,
+                                                             uint64_t now, uint64_t *ready) {
   mem_cache *c = &m->c[level];
   mem_level_stats *s = c->stats;
   mem_state *st = m->st;
   uint32_t bw = c->cfg->bandwidth;
   /* access_l1 has checked for a standing refusal. */
-  probe_res pr;
+  probe_res pr = {{0}, {0}, {0}}; /* (set by miss_probe where miss_commit reads it; GCC cannot tell) */
   {
     int blk = -1;
     if (j >= 0) {
@@ -1361,11 +1503,30 @@ static __attribute__((noinline)) int access_miss(mem_sys *m, const mem_req *req,
     rc = MEM_PENDING;
   }
   pf_train(m, level, req, line, false, false, &pb);
-  if (pb.any)
-    for (int l = 0; l < ML_NCACHE; l++)
-      if (pb.n[l] && m->c[l].ls->mshr_used < mshr_limit(&m->c[l], true)) /* (pf_issue's test) */
-        pf_issue(m, l, pb.line[l], pb.n[l], now, req->fid, req->wrong_path);
+  if (pb.any) {
+    /* Level by level, each through its own copy of pf_issue (pf_issue's first test here). */
+#define PB_ISSUE(l)                                                                              \
+  if (pb.n[l] && m->c[l].ls->mshr_used < mshr_limit(&m->c[l], true))                             \
+    pf_issue(m, l, pb.line[l], pb.n[l], now, req->fid, req->wrong_path);
+    PB_ISSUE(ML_L1I)
+    PB_ISSUE(ML_L1D)
+    PB_ISSUE(ML_L2)
+    PB_ISSUE(ML_LLC)
+#undef PB_ISSUE
+  }
   return rc;
+}
+
+/* access_miss compiled once per entry level (out of line, so the hit path stays small). */
+static __attribute__((noinline)) int access_miss_l1i(mem_sys *m, const mem_req *req, int type,
+                                                     uint64_t line, uint32_t set, int j,
+                                                     uint64_t now, uint64_t *ready) {
+  return access_miss(m, req, type, ML_L1I, line, set, j, now, ready);
+}
+static __attribute__((noinline)) int access_miss_l1d(mem_sys *m, const mem_req *req, int type,
+                                                     uint64_t line, uint32_t set, int j,
+                                                     uint64_t now, uint64_t *ready) {
+  return access_miss(m, req, type, ML_L1D, line, set, j, now, ready);
 }
 
 /* mem_access at one entry level (a constant after inlining: the level's fields are at fixed
@@ -1408,7 +1569,8 @@ static inline __attribute__((always_inline)) int access_l1(mem_sys *m, const mem
     int j = mshr_find(c, line);
     if (j < 0 && c->ls->mshr_used >= c->cfg->mshrs)
       return refuse_full(m, req, level, line, now, ready);
-    return access_miss(m, req, type, level, line, set, j, now, ready);
+    return level == ML_L1I ? access_miss_l1i(m, req, type, line, set, j, now, ready)
+                           : access_miss_l1d(m, req, type, line, set, j, now, ready);
   }
   /* An L1 hit: accepted. */
   if (bw) st->l1_bw_used[level]++;
