@@ -51,7 +51,7 @@ static wi_rc bench_one(const char *path, const ooo_config *cfg, int repeat, uint
     ooo_free(m);
   }
   if (!rc) { /* checkpoint cost: copy a model stopped halfway */
-    ooo_model *a = ooo_new(cfg, t, 0, err), *b = a ? ooo_new(cfg, t, 0, err) : NULL;
+    ooo_model *a = ooo_new(cfg, t, OOO_NO_BINDINGS, err), *b = a ? ooo_new(cfg, t, OOO_NO_BINDINGS, err) : NULL;
     if (!a || !b) rc = err->rc;
     else if (!(rc = ooo_run(a, r->insns / 2, err))) {
       int n = 200;
@@ -133,7 +133,8 @@ int bench_run(int argc, char **argv) {
   int status = 0;
   for (int i = 0; i < np; i++) {
     br_result r;
-    if (bench_one(paths[i], &cfg, (int)repeat, max, reader ? OOO_READER : 0, &r, &err)) {
+    /* as `whatif run`: no observer, so no bindings */
+    if (bench_one(paths[i], &cfg, (int)repeat, max, OOO_NO_BINDINGS | (reader ? OOO_READER : 0u), &r, &err)) {
       wi_perror(&err);
       status = EXIT_BADINPUT;
       continue;

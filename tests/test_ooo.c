@@ -3,9 +3,11 @@
  * memory ordering, interventions, top-down accounting. */
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "machine.h"
@@ -1494,6 +1496,104 @@ static void test_wrong_path_blocks(void **state) {
   free(path);
 }
 
+/* ---- models without bindings ---------------------------------------------------------------------- */
+
+/* OOO_NO_BINDINGS leaves out only what observers see: every statistic (per sid too) and the
+ * cycle count equal a model's that keeps the bindings, on streams of every kind the commands
+ * run (branchy, calls and returns, FMA chains with a divider, forwarding, pointer chasing with
+ * misses, a mix with wrong paths and machine clears, port pressure) on three machines (one
+ * through rename's reference path, OOO_NO_LEAN), also for a clone taken halfway (which inherits
+ * the flag); an observer is refused. */
+static void test_no_bindings(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed();
+  enum { NP = 7 };
+  char *paths[NP];
+  chase_ctx cc = {0};
+  paths[0] = random_branch_trace(seed, 1500);
+  paths[1] = walk_trace(seed, 120);
+  paths[2] = loop_trace("vfmadd231ps ymm0, ymm1, ymm2\n  divps xmm3, xmm4\n  imul rbx, rcx", 8, 150, NULL, NULL);
+  paths[3] = loop_trace("mov [rdi], rax\n  mov rax, [rdi]\n  add rax, 1", 6, 200, same_addr, NULL);
+  paths[4] = loop_trace("mov rax, [rax]\n  mov [rax+8], rbx", 4, 300, chase_addr, &cc);
+  paths[5] = mix_trace(seed, 1500);
+  paths[6] = loop_trace("add rax, 1\n  imul rbx, rbx\n  add rcx, rdx\n  shl rsi, 3\n  lea rdi, [rdi+rsi]", 8, 300,
+                        NULL, NULL);
+  const char *machines[] = {"golden_cove", "skylake", "stress"};
+  wi_err err;
+  uint64_t n_cmp = 0;
+  for (int i = 0; i < NP; i++) {
+    trace_t *t = tu_open_trace(paths[i]);
+    size_t sid_bytes = trace_get_info(t)->n_static * sizeof(ooo_sid_stats);
+    for (size_t k = 0; k < WI_ARRAY_LEN(machines); k++) {
+      ooo_config c;
+      if (machine_load(machines[k], &c, &err)) fail_msg("%s", err.msg);
+      if (k == 1) c.core.mem_dep = MDP_SPECULATE; /* machine clears too */
+      unsigned fl = OOO_SID_STATS | (k == 2 ? OOO_NO_LEAN : 0u); /* (rename's reference path too) */
+      ooo_model *a = ooo_new(&c, t, fl, &err);
+      ooo_model *b = ooo_new(&c, t, fl | OOO_NO_BINDINGS, &err);
+      if (!a || !b) fail_msg("ooo_new: %s", err.msg);
+      uint64_t half = trace_get_info(t)->n_insns / 2;
+      tu_ooo_run(a, half);
+      tu_ooo_run(b, half);
+      ooo_model *h = ooo_clone(b, &err); /* a checkpoint copy: no bindings either */
+      if (!h) fail_msg("ooo_clone: %s", err.msg);
+      assert_int_equal(ooo_attach_observer(h, &all_obs, NULL, &err), WI_EINVAL);
+      assert_int_equal(ooo_copy(a, b, &err), WI_EINVAL); /* the flags differ */
+      tu_ooo_run(a, UINT64_MAX);
+      tu_ooo_run(b, UINT64_MAX);
+      tu_ooo_run(h, UINT64_MAX);
+      assert_true(ooo_finished(a) && ooo_finished(b) && ooo_finished(h));
+      tu_ooo_assert_same(a, b);
+      tu_ooo_assert_same(a, h);
+      assert_memory_equal(ooo_get_sid_stats(a), ooo_get_sid_stats(b), sid_bytes);
+      assert_memory_equal(ooo_get_sid_stats(a), ooo_get_sid_stats(h), sid_bytes);
+      n_cmp += ooo_committed(a);
+      ooo_free(a);
+      ooo_free(b);
+      ooo_free(h);
+    }
+    trace_close(t);
+    unlink(paths[i]);
+    free(paths[i]);
+  }
+  print_message("no bindings: %llu instructions over %d streams x 3 machines; identical\n",
+                (unsigned long long)n_cmp, NP);
+}
+
+/* Attaching an observer to a model without bindings: an error from ooo_attach_observer (none
+ * attached; detaching is fine), an abort with a message from ooo_set_observer. */
+static void test_no_bindings_observer(void **state) {
+  (void)state;
+  char *path = loop_trace("add rax, rbx", 8, 50, NULL, NULL);
+  trace_t *t = tu_open_trace(path);
+  ooo_config c;
+  ooo_config_default(&c);
+  wi_err err;
+  ooo_model *m = ooo_new(&c, t, OOO_NO_BINDINGS, &err);
+  ooo_model *o = ooo_new(&c, t, 0, &err);
+  if (!m || !o) fail_msg("ooo_new: %s", err.msg);
+  assert_int_equal(ooo_attach_observer(m, &all_obs, NULL, &err), WI_EINVAL);
+  assert_non_null(strstr(err.msg, "OOO_NO_BINDINGS"));
+  assert_int_equal(ooo_attach_observer(m, NULL, NULL, &err), WI_OK);
+  assert_int_equal(ooo_attach_observer(o, &all_obs, NULL, &err), WI_OK); /* (not run) */
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (!freopen("/dev/null", "w", stderr)) _exit(2); /* (the expected message) */
+    ooo_set_observer(m, &all_obs, NULL);
+    _exit(0); /* not reached */
+  }
+  assert_true(pid > 0);
+  int ws = 0;
+  assert_int_equal(waitpid(pid, &ws, 0), pid);
+  assert_true(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGABRT);
+  ooo_free(m);
+  ooo_free(o);
+  trace_close(t);
+  unlink(path);
+  free(path);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_dependent_add_chain),
@@ -1520,6 +1620,8 @@ int main(void) {
     cmocka_unit_test(test_squash_paths),
     cmocka_unit_test(test_sq_search_bound),
     cmocka_unit_test(test_wrong_path_blocks),
+    cmocka_unit_test(test_no_bindings),
+    cmocka_unit_test(test_no_bindings_observer),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -266,9 +266,15 @@ typedef struct ooo_model ooo_model;
  * not inherit it, so parallel replays do not each start a reader. Off in the commands: reading
  * is ~5% of the model's host instructions, and on the 2-CPU development machine the hand-off
  * cost as much as it saved (whatif bench run --reader). */
+/* OOO_NO_BINDINGS: no observer will ever be attached to this model or its copies (clones
+ * inherit the flag; ooo_copy needs it on both sides), so the per-stage binding constraints that
+ * only observers see (the flow and resource each dispatch, issue, completion and commit waited
+ * for) are not kept: same simulated results and statistics, fewer host instructions (for
+ * `whatif run` and `whatif bench run`). Attaching an observer to such a model is a programming
+ * error: ooo_attach_observer fails, ooo_set_observer aborts. */
 enum {
   OOO_SID_STATS = 1 << 0, OOO_NO_PLAN_CACHE = 1 << 1, OOO_NO_SQ_BOUND = 1 << 2, OOO_NO_LEAN = 1 << 3,
-  OOO_READER = 1 << 4
+  OOO_READER = 1 << 4, OOO_NO_BINDINGS = 1 << 5
 };
 
 /* Create a model over trace t (which must outlive it) with configuration cfg (copied).
@@ -301,8 +307,12 @@ ooo_model *ooo_clone(const ooo_model *src, wi_err *err);
 /* Bytes copied by ooo_copy for the core state (the memory system's block comes on top). */
 size_t ooo_state_bytes(const ooo_model *m);
 
-/* Attach an observer (NULL to detach); also forwards memory-system events to obs->mem. */
+/* Attach an observer (NULL to detach); also forwards memory-system events to obs->mem.
+ * Aborts (with a message) on a non-NULL observer for a model made with OOO_NO_BINDINGS. */
 void ooo_set_observer(ooo_model *m, const ooo_observer *obs, void *ctx);
+/* ooo_set_observer that reports the error instead: WI_EINVAL (nothing attached) on a non-NULL
+ * observer for a model made with OOO_NO_BINDINGS (it has not kept the bindings observers see). */
+wi_rc ooo_attach_observer(ooo_model *m, const ooo_observer *obs, void *ctx, wi_err *err);
 /* Set the instruction filter (NULL to remove). It applies to correct-path instructions from
  * ooo_fetched_index() on and to every later wrong-path instruction. */
 void ooo_set_filter(ooo_model *m, ooo_filter_fn fn, void *ctx);

@@ -34,7 +34,9 @@ static inline void make_ready(ooo_model *restrict m, uint32_t slot) {
   st->rdy_ports |= 1u << p; /* unconditionally: no host branch to mispredict */
 }
 
-static inline void unready(ooo_model *restrict m, uint32_t slot) {
+/* (unready, link_add and oo_wheel_insert are forced in line: with the issue stage's two copies, with and
+ * without bindings, the compiler put them out of line) */
+static inline __attribute__((always_inline)) void unready(ooo_model *restrict m, uint32_t slot) {
   ooo_state *st = m->st;
   ooo_uop *u = &m->uops[slot];
   uint32_t p = u->port;
@@ -55,7 +57,8 @@ static inline void sched_release(ooo_model *restrict m, ooo_uop *u) {
   st->port_queued[u->port]--;
 }
 
-static inline void link_add(ooo_model *restrict m, uint32_t prod, uint32_t cons) {
+static inline __attribute__((always_inline)) void link_add(ooo_model *restrict m, uint32_t prod,
+                                                           uint32_t cons) {
   ooo_state *st = m->st;
   uint32_t n = st->link_free;
   ooo_link *l = &m->links[n];
@@ -79,14 +82,16 @@ static inline void links_release(ooo_model *restrict m, uint32_t head) {
   }
 }
 
-/* Wake the consumers of producer `prod`, whose result is available at `now`. */
-static void wake(ooo_model *restrict m, uint32_t prod, uint64_t now) {
+/* Wake the consumers of producer `prod`, whose result is available at `now`; with `binds`
+ * (m->binds: a constant in each copy) also note when and from whom their operands arrived. */
+static inline __attribute__((always_inline)) void wake(ooo_model *restrict m, uint32_t prod, uint64_t now,
+                                                       const bool binds) {
   ooo_state *st = m->st;
   ooo_uop *p = &m->uops[prod];
   uint32_t n = p->dep_head;
   if (n == OOO_NIL) return; /* no consumers (a third of the micro-ops): not even the flow */
   p->dep_head = OOO_NIL;
-  uint64_t pfid = m->rob[p->rob].fid;
+  uint64_t pfid = binds ? m->rob[p->rob].fid : OOO_FID_NONE;
   /* the list goes back to the free list whole (which node serves which link next does not
    * matter, only how many are free) */
   uint32_t first = n, last = n, count = 0;
@@ -95,7 +100,7 @@ static void wake(ooo_model *restrict m, uint32_t prod, uint64_t now) {
     uint32_t next = l->next;
     ooo_uop *c = &m->uops[l->cons];
     if (c->seq == l->cons_seq && c->state == US_WAIT) {
-      if (now >= c->ready_cycle) {
+      if (binds && now >= c->ready_cycle) {
         c->ready_cycle = now;
         c->ready_by = prod;
         if (c->bind_kind != OB_MEM_ORDER) c->bind_by = pfid;
@@ -547,7 +552,7 @@ static __attribute__((noinline)) void emit_issue(ooo_model *restrict m, const oo
 }
 
 static inline __attribute__((always_inline)) void issue_common(ooo_model *restrict m, uint32_t slot, uint32_t p,
-                                                             uint64_t now) {
+                                                             uint64_t now, const bool binds) {
   ooo_state *st = m->st;
   ooo_uop *u = &m->uops[slot];
   unready(m, slot);
@@ -555,7 +560,7 @@ static inline __attribute__((always_inline)) void issue_common(ooo_model *restri
   u->state = US_ISSUED;
   u->issue_cycle = now;
   u->issued = 1;
-  if (!u->bind_kind) {
+  if (binds && !u->bind_kind) {
     /* selects, not branches: whether a micro-op waited for its port is unpredictable (the kind
      * from a table, the resource by a mask) */
     static const uint8_t kinds[4] = {OB_DISPATCHED, OB_OPERAND, OB_PORT, OB_PORT};
@@ -569,6 +574,7 @@ static inline __attribute__((always_inline)) void issue_common(ooo_model *restri
   ooo_rob *r = &m->rob[u->rob];
   st->stats.executed[(r->flags & RF_WRONG) ? 1 : 0] += !(r->flags & RF_EXECUTED); /* its first micro-op */
   r->flags |= RF_EXECUTED;
+  if (!binds) return; /* (no observer either) */
   st->port_last_cycle[p] = now;
   st->port_last_fid[p] = r->fid;
   if (m->obs && m->obs->issue) emit_issue(m, u, r, p, now);
@@ -576,7 +582,7 @@ static inline __attribute__((always_inline)) void issue_common(ooo_model *restri
 
 /* 1 issued, 0 not now (stays ready), -1 left the ready set (waits for something). */
 static inline __attribute__((always_inline)) int issue_load(ooo_model *restrict m, uint32_t slot, uint32_t p,
-                                                             uint64_t now) {
+                                                             uint64_t now, const bool binds) {
   ooo_state *st = m->st;
   ooo_uop *u = &m->uops[slot];
   const ooo_rob *r = &m->rob[u->rob];
@@ -609,7 +615,7 @@ static inline __attribute__((always_inline)) int issue_load(ooo_model *restrict 
         }
       }
       bool full = s->addr <= u->addr && s->addr + s->size >= u->end;
-      issue_common(m, slot, p, now);
+      issue_common(m, slot, p, now, binds);
       u->fwd_fid = s->fid;
       u->done_kind = full ? OB_FORWARD : OB_L1;
       if (full) st->stats.forwarded++;
@@ -625,7 +631,7 @@ static inline __attribute__((always_inline)) int issue_load(ooo_model *restrict 
       s->viol_slot = slot;
     }
   }
-  issue_common(m, slot, p, now);
+  issue_common(m, slot, p, now, binds);
   if (u->pmem || u->end <= u->addr) {
     u->done_kind = OB_L1;
     uint64_t lat = u->pmem == 2 ? 0 : m->l1d_lat;
@@ -657,7 +663,7 @@ static inline bool unit_busy(ooo_uop *u, uint32_t p, uint64_t free_at, uint64_t 
  * issue_load in it: most micro-ops issue at their first try, and a call's register saves cost
  * about as much as the issue. */
 static inline __attribute__((always_inline)) int try_issue(ooo_model *restrict m, uint32_t slot, uint32_t p,
-                                                            uint64_t now) {
+                                                            uint64_t now, const bool binds) {
   ooo_uop *u = &m->uops[slot];
   switch (u->kind) {
   case OOO_UOP_EXEC:
@@ -666,18 +672,18 @@ static inline __attribute__((always_inline)) int try_issue(ooo_model *restrict m
       if (unit_busy(u, p, *uf, now)) return 2;
       *uf = now + u->occ;
     }
-    issue_common(m, slot, p, now);
+    issue_common(m, slot, p, now, binds);
     u->done_kind = OB_EXEC;
     u->done_cycle = now + u->lat;
     oo_wheel_insert(m, slot, now + u->lat);
     return 1;
   case OOO_UOP_STA:
-    issue_common(m, slot, p, now);
+    issue_common(m, slot, p, now, binds);
     u->done_kind = OB_EXEC;
     oo_wheel_insert(m, slot, now + m->cfg.core.agu_latency);
     return 1;
   case OOO_UOP_STD:
-    issue_common(m, slot, p, now);
+    issue_common(m, slot, p, now, binds);
     u->done_kind = OB_EXEC;
     oo_wheel_insert(m, slot, now + m->cfg.core.std_latency);
     return 1;
@@ -685,11 +691,11 @@ static inline __attribute__((always_inline)) int try_issue(ooo_model *restrict m
     if (u->occ > 1) { /* a fast-string load holds its port for bytes / rep_bytes_per_cycle cycles */
       uint64_t *uf = unit_free_at(m, u, p);
       if (unit_busy(u, p, *uf, now)) return 2;
-      int r = issue_load(m, slot, p, now);
+      int r = issue_load(m, slot, p, now, binds);
       if (r == 1) *uf = now + u->occ;
       return r;
     }
-    return issue_load(m, slot, p, now);
+    return issue_load(m, slot, p, now, binds);
   }
 }
 
@@ -706,9 +712,10 @@ static __attribute__((noinline, cold)) void unit_blocked(ooo_model *restrict m, 
 
 /* Oldest-ready-first issue on port p (words of the ready bitmap in age order, see oo_issue);
  * filt: skip the micro-ops marked in ub. Marks the ones that find their unit busy. */
-static inline void issue_port(ooo_model *restrict m, uint32_t p, uint64_t now, const uint64_t *bm, uint64_t *ub,
+static inline __attribute__((always_inline)) void issue_port(ooo_model *restrict m, uint32_t p, uint64_t now,
+                                                              const uint64_t *bm, uint64_t *ub,
                               uint64_t hi_words, uint64_t lo_words, uint64_t first_bits, uint64_t last_bits,
-                              uint32_t w0, bool filt) {
+                              uint32_t w0, bool filt, const bool binds) {
   ooo_state *st = m->st;
   uint64_t sum = st->rdy_sum[p];
   for (int pass = 0; pass < 2; pass++) {
@@ -722,7 +729,7 @@ static inline void issue_port(ooo_model *restrict m, uint32_t p, uint64_t now, c
       while (bits) {
         uint32_t slot = wi * 64 + (uint32_t)__builtin_ctzll(bits);
         bits &= bits - 1;
-        int r = try_issue(m, slot, p, now);
+        int r = try_issue(m, slot, p, now, binds);
         if (r == 1) goto out;
         if (r == 2) unit_blocked(m, p, ub, wi, slot);
       }
@@ -736,7 +743,9 @@ out:;
  * the same OB_UNIT binding (a ready micro-op's binding changes nowhere else, and the unit's free
  * cycle moves only when port p issues to it), so the result is the same as trying every ready
  * micro-op every cycle. */
-void oo_issue(ooo_model *restrict m, uint64_t now) {
+/* `binds` (m->binds) is a constant in each copy of the issue stage (oo_issue). */
+static inline __attribute__((always_inline)) void issue_cycle(ooo_model *restrict m, uint64_t now,
+                                                              const bool binds) {
   ooo_state *st = m->st;
   uint32_t ports = st->rdy_ports;
   if (!ports) return; /* nothing ready (before the age-order masks are worked out) */
@@ -754,17 +763,30 @@ void oo_issue(ooo_model *restrict m, uint64_t now) {
     uint64_t *ub = &m->ublk[(size_t)p * nw];
     uint64_t until = st->ublk_until[p];
     if (__builtin_expect(until == UINT64_MAX, 1)) {
-      issue_port(m, p, now, bm, ub, hi_words, lo_words, first_bits, last_bits, w0, false);
+      issue_port(m, p, now, bm, ub, hi_words, lo_words, first_bits, last_bits, w0, false, binds);
       continue;
     }
     if (now >= until) { /* a unit is free again: try them all */
       memset(ub, 0, (size_t)nw * sizeof *ub);
       st->ublk_until[p] = UINT64_MAX;
-      issue_port(m, p, now, bm, ub, hi_words, lo_words, first_bits, last_bits, w0, false);
+      issue_port(m, p, now, bm, ub, hi_words, lo_words, first_bits, last_bits, w0, false, binds);
       continue;
     }
-    issue_port(m, p, now, bm, ub, hi_words, lo_words, first_bits, last_bits, w0, true);
+    issue_port(m, p, now, bm, ub, hi_words, lo_words, first_bits, last_bits, w0, true, binds);
   }
+}
+
+/* (each copy out of line with its own registers, as complete_due's) */
+static __attribute__((noinline)) void issue_cycle_b(ooo_model *restrict m, uint64_t now) {
+  issue_cycle(m, now, true);
+}
+static __attribute__((noinline)) void issue_cycle_nb(ooo_model *restrict m, uint64_t now) {
+  issue_cycle(m, now, false);
+}
+
+void oo_issue(ooo_model *restrict m, uint64_t now) {
+  if (m->binds) issue_cycle_b(m, now);
+  else issue_cycle_nb(m, now);
 }
 
 /* ---- completion -------------------------------------------------------------------------------------- */
@@ -813,22 +835,67 @@ static void emit_complete(ooo_model *restrict m, const ooo_rob *r, const ooo_uop
   m->obs->complete(m->obs_ctx, &e);
 }
 
-void oo_complete(ooo_model *restrict m, uint32_t slot, uint64_t now) {
+/* Micro-op `slot` completes at `now`: wake its consumers, finish its instruction, its store's
+ * address or data, its branch (in line in oo_complete_due: a call per micro-op cost as much as
+ * the completion of one without consumers). */
+static inline __attribute__((always_inline)) void complete_uop(ooo_model *restrict m, uint32_t slot, uint64_t now,
+                                                               const bool binds) {
   ooo_uop *u = &m->uops[slot];
   u->state = US_DONE;
   u->done_cycle = now;
-  wake(m, slot, now);
+  wake(m, slot, now, binds);
   uint32_t ri = u->rob;
   ooo_rob *r = &m->rob[ri];
   if (--r->left == 0) {
     r->flags |= RF_DONE;
     r->done_cycle = now;
-    r->last_uop = slot;
-    if (m->obs && m->obs->complete) emit_complete(m, r, u, now);
+    if (binds) {
+      r->last_uop = slot;
+      if (m->obs && m->obs->complete) emit_complete(m, r, u, now);
+    }
   }
   if (u->kind == OOO_UOP_STA) store_address_known(m, &m->sq[u->sq], now);
   else if (u->kind == OOO_UOP_STD) m->sq[u->sq].std_done = 1;
   if (u->br) resolve_branch(m, ri, now);
+}
+
+static inline __attribute__((always_inline)) void complete_due(ooo_model *restrict m, uint64_t now,
+                                                               const bool binds) {
+  uint32_t b = (uint32_t)now & (OOO_WHEEL - 1);
+  uint32_t slot;
+  /* The bucket's bit in wheel_bits is cleared once, when the bucket is empty at the end (only
+   * wheel_next reads the bits, after the core stages; events inserted for this cycle while it
+   * is processed land in this bucket and are processed here too). Each micro-op is unlinked
+   * before it completes: a completion may squash (unlink) others of the bucket. */
+  while ((slot = m->wheel[b]) != OOO_NIL) {
+    /* oo_wheel_unlink of the bucket's head (no predecessor) */
+    ooo_uop *u = &m->uops[slot];
+    uint32_t nx = u->next;
+    m->wheel[b] = nx;
+    m->uops[oo_sel32(nx != OOO_NIL, nx, slot)].prev = OOO_NIL;
+    u->in_wheel = 0;
+    m->st->wheel_n--;
+    if (u->ev_cycle > now) { /* a parked far event: move it closer */
+      oo_wheel_insert(m, slot, u->ev_cycle);
+      continue;
+    }
+    complete_uop(m, slot, now, binds);
+  }
+  m->wheel_bits[b >> 6] &= ~(1ULL << (b & 63));
+}
+
+/* The two copies out of line, each with its own registers (one function holding both cost the
+ * copy with bindings ~5% more host instructions). */
+static __attribute__((noinline)) void complete_due_b(ooo_model *restrict m, uint64_t now) {
+  complete_due(m, now, true);
+}
+static __attribute__((noinline)) void complete_due_nb(ooo_model *restrict m, uint64_t now) {
+  complete_due(m, now, false);
+}
+
+void oo_complete_due(ooo_model *restrict m, uint64_t now) {
+  if (m->binds) complete_due_b(m, now);
+  else complete_due_nb(m, now);
 }
 
 /* ---- dispatch ----------------------------------------------------------------------------------------- */
@@ -977,7 +1044,10 @@ void oo_plan_static(const ooo_model *m, ooo_tmpl *t) {
  * last plan made for it, as they mostly are (an instruction usually makes the same accesses
  * every time; only make_plan for the fetch-queue head rewrites that cache, so it stays valid
  * while the head waits), else p->h. */
-static const ooo_phdr *make_plan(ooo_model *restrict m, const ooo_fq *q, const ooo_tmpl *t, plan *p) {
+/* (forced in line: with rename's two copies, with and without bindings, the compiler put it out of
+ * line, which cost ~40 host instructions a call) */
+static inline __attribute__((always_inline)) const ooo_phdr *make_plan(ooo_model *restrict m, const ooo_fq *q,
+                                                                      const ooo_tmpl *t, plan *p) {
   ooo_phdr *h = &p->h;
   uint32_t n_ld = 0;
   h->n_st = 0;
@@ -1240,24 +1310,27 @@ static inline uint32_t new_uop(ooo_model *restrict m, uint32_t robidx, int kind,
   uint32_t pl = m->pool_of[kind], used = st->sched_used[pl];
   uint16_t sched_id = m->sched_free[pl][m->sched_cap[pl] - used - 1];
   uint32_t port = bind_port(st, ports);
+  const bool binds = m->binds;
   st->uop_tail = ut + 1;
   st->uop_seq = seq;
   st->sched_used[pl] = used + 1;
   uint32_t slot = (uint32_t)(ut & m->uop_mask);
   ooo_uop *u = &m->uops[slot];
   u->seq = seq;
-  u->ready_cycle = now + 1;
   u->rob = robidx;
   u->dep_head = OOO_NIL;
-  u->ready_by = OOO_NIL;
   u->lat = (uint16_t)(lat > 65535 ? 65535 : lat);
   u->occ = (uint16_t)(occ > 65535 ? 65535 : occ);
   /* kind, port, state, pending, cls, pool, idx, bind_kind | the rest zero */
   u->small[0] = (uint64_t)(uint32_t)kind | (uint64_t)port << 8 | (uint64_t)US_WAIT << 16 | (uint64_t)cls << 32 |
                 (uint64_t)pl << 40 | (uint64_t)idx << 48;
   u->small[1] = 0;
-  u->bind_by = OOO_FID_NONE;
-  u->fwd_fid = OOO_FID_NONE;
+  if (binds) {
+    u->ready_cycle = now + 1;
+    u->ready_by = OOO_NIL;
+    u->bind_by = OOO_FID_NONE;
+    u->fwd_fid = OOO_FID_NONE;
+  }
   u->sched_id = sched_id;
   return slot;
 }
@@ -1306,7 +1379,8 @@ static inline __attribute__((always_inline)) void dispatch_load(ooo_model *restr
     ss.n = 0;
     dep_regs(m, &ss, p->addr, s);
   }
-  m->lq[st->lq_tail++ & m->lq_mask] = q->fid;
+  if (m->binds) m->lq[st->lq_tail & m->lq_mask] = q->fid;
+  st->lq_tail++;
   ld[i] = s;
   if (!u->pending) make_ready(m, s);
 }
@@ -1462,8 +1536,9 @@ static __attribute__((noinline)) void emit_dispatch(ooo_model *restrict m, const
  * call, so the compiler builds lean copies: bit 0 (OOO_LEAN_STATIC) p is a template's static
  * plan (no loads, stores, modifications, rep start-up or nop), bit 1 (OOO_LEAN_ONE) p has
  * exactly one computation micro-op (so no nop); both: ooo_phdr.simple. OOO_LEAN_REF alone: the
- * reference path of OOO_NO_LEAN (micro-ops and ROB entry built field by field). */
-enum { OOO_LEAN_STATIC = 1, OOO_LEAN_ONE = 2, OOO_LEAN_REF = 4 };
+ * reference path of OOO_NO_LEAN (micro-ops and ROB entry built field by field). Bit 3
+ * (OOO_LEAN_NOBIND): the model keeps no bindings (OOO_NO_BINDINGS, so no observer either). */
+enum { OOO_LEAN_STATIC = 1, OOO_LEAN_ONE = 2, OOO_LEAN_REF = 4, OOO_LEAN_NOBIND = 8 };
 static inline __attribute__((always_inline)) void dispatch_one(ooo_model *restrict m, ooo_fq *q, const ooo_phdr *p,
                                                               const plan *pm, uint64_t now, const ooo_bind *bind,
                                                               const int lean) {
@@ -1478,6 +1553,7 @@ static inline __attribute__((always_inline)) void dispatch_one(ooo_model *restri
   const uint8_t mod = stat ? 0 : q->mod;
   const bool rep = !stat && p->rep, nop = !stat && !one && p->nop;
   const bool ref = (lean & OOO_LEAN_REF) != 0;
+  const bool binds = !(lean & OOO_LEAN_NOBIND); /* (an observer needs bindings) */
   uint64_t pos = st->rob_tail++;
   uint32_t ri = (uint32_t)(pos & m->rob_mask);
   ooo_rob *r = &m->rob[ri];
@@ -1510,7 +1586,7 @@ static inline __attribute__((always_inline)) void dispatch_one(ooo_model *restri
     r->miss = 0;
     r->last_uop = OOO_NIL;
   }
-  if (bind) r->bind_dispatch = *bind;
+  if (binds && bind) r->bind_dispatch = *bind;
   st->rob_slots += p->slots;
   st->int_free -= p->n_int;
   st->vec_free -= p->n_vec;
@@ -1540,17 +1616,19 @@ static inline __attribute__((always_inline)) void dispatch_one(ooo_model *restri
       ooo_uop *u = &uops[s];
       uint32_t port = bind_port_x(st, &x[k]);
       u->seq = ++seq;
-      u->ready_cycle = now + 1;
       u->rob = ri;
       u->dep_head = OOO_NIL;
-      u->ready_by = OOO_NIL;
       memcpy(&u->lat, &x[k].latocc, 4); /* lat, occ */
       u->sched_id = sfree[--top];
       /* all but the first wait for exactly their predecessor: pending 1 */
       u->small[0] = x[k].small0 + idx_add + ((uint64_t)port << 8) + ((uint64_t)(k != 0) << 24);
       u->small[1] = x[k].small1;
-      u->bind_by = OOO_FID_NONE;
-      u->fwd_fid = OOO_FID_NONE;
+      if (binds) {
+        u->ready_cycle = now + 1;
+        u->ready_by = OOO_NIL;
+        u->bind_by = OOO_FID_NONE;
+        u->fwd_fid = OOO_FID_NONE;
+      }
       if (k == 0) {
         if (rep) {
           uint32_t lat = t->exec[0].latency + c->core.rep_startup;
@@ -1608,12 +1686,12 @@ static inline __attribute__((always_inline)) void dispatch_one(ooo_model *restri
   if (p->rf & RF_SERIAL) st->serial_fid = q->fid; /* (r->flags: the plan's rf and fetch-queue bits) */
   st->stats.dispatched[wrong ? 1 : 0]++;
   if (!wrong) st->recovering = 0;
-  if (m->obs && m->obs->dispatch) emit_dispatch(m, q, p, r, ri, bind, now);
+  if (binds && m->obs && m->obs->dispatch) emit_dispatch(m, q, p, r, ri, bind, now);
   if (!nu) { /* eliminated, nop: complete at rename (a nop one cycle later) */
     r->flags |= RF_DONE | RF_EXECUTED;
     r->done_cycle = now + (nop ? 1 : 0);
     st->stats.executed[wrong ? 1 : 0]++;
-    if (m->obs && m->obs->complete) emit_complete(m, r, NULL, r->done_cycle);
+    if (binds && m->obs && m->obs->complete) emit_complete(m, r, NULL, r->done_cycle);
     r->flags &= (uint16_t)~RF_MISPRED; /* cannot happen (a nop implies a perfect prediction) */
   }
 }
@@ -1621,7 +1699,8 @@ static inline __attribute__((always_inline)) void dispatch_one(ooo_model *restri
 /* dispatch_one's reference copy, out of line (tests only: keeps oo_dispatch's code small). */
 static __attribute__((noinline, cold)) void dispatch_one_ref(ooo_model *restrict m, ooo_fq *q, const ooo_phdr *p,
                                                              const plan *pm, uint64_t now, const ooo_bind *bind) {
-  dispatch_one(m, q, p, pm, now, bind, OOO_LEAN_REF);
+  if (m->binds) dispatch_one(m, q, p, pm, now, bind, OOO_LEAN_REF);
+  else dispatch_one(m, q, p, pm, now, bind, OOO_LEAN_REF | OOO_LEAN_NOBIND);
 }
 
 /* Top-down category for unfilled slots given why rename stopped (in line in oo_dispatch, which
@@ -1648,8 +1727,12 @@ static inline int slot_category(ooo_model *restrict m, int stop, uint32_t used) 
 
 int oo_slot_category(ooo_model *restrict m, int stop, uint32_t used) { return slot_category(m, stop, used); }
 
-void oo_dispatch(ooo_model *restrict m, uint64_t now) {
+/* One rename cycle; `binds` is a constant at each call (oo_dispatch): without bindings the copy
+ * keeps no stall record and no dispatch binding, and has no observer to call. */
+static inline __attribute__((always_inline)) void dispatch_cycle(ooo_model *restrict m, uint64_t now,
+                                                                 const bool binds) {
   ooo_state *st = m->st;
+  const int nb = binds ? 0 : OOO_LEAN_NOBIND;
   uint32_t W = m->cfg.core.rename_width;
   uint32_t used = 0;
   int stop = OB_NONE;
@@ -1717,12 +1800,13 @@ void oo_dispatch(ooo_model *restrict m, uint64_t now) {
     }
     stop = check_resources(m, &fr, pl, &rid, &by); /* (sets rid and by when it stops) */
     if (stop != OB_NONE) {
-      if (stop == OB_SCHED_FULL && m->obs) by = sched_oldest_fid(m, (rid - OOO_RID_SCHED) / OOO_RID_POOL_STRIDE);
+      if (stop == OB_SCHED_FULL && binds && m->obs)
+        by = sched_oldest_fid(m, (rid - OOO_RID_SCHED) / OOO_RID_POOL_STRIDE);
       st->disp_wait = 1;
       break;
     }
     ooo_bind b, *bp = NULL;
-    if (m->obs) { /* the dispatch stage's binding constraint */
+    if (binds && m->obs) { /* the dispatch stage's binding constraint */
       memset(&b, 0, sizeof b);
       b.cycle = now;
       if (q->avail >= now) {
@@ -1740,19 +1824,21 @@ void oo_dispatch(ooo_model *restrict m, uint64_t now) {
       }
       bp = &b;
     }
-    if (simple) dispatch_one(m, q, pl, pm, now, bp, OOO_LEAN_STATIC | OOO_LEAN_ONE);
+    if (simple) dispatch_one(m, q, pl, pm, now, bp, OOO_LEAN_STATIC | OOO_LEAN_ONE | nb);
     else if (!lean_ok) dispatch_one_ref(m, q, pl, pm, now, bp);
-    else if (pl->n_exec == 1) dispatch_one(m, q, pl, pm, now, bp, OOO_LEAN_ONE);
-    else dispatch_one(m, q, pl, pm, now, bp, 0);
+    else if (pl->n_exec == 1) dispatch_one(m, q, pl, pm, now, bp, OOO_LEAN_ONE | nb);
+    else dispatch_one(m, q, pl, pm, now, bp, nb);
     free_sub(&fr, pl);
     m->hp_valid = false;
     st->fq_head++;
     used += pl->slots;
-    by = q->fid; /* for a width stop: the previous instruction */
+    if (binds) by = q->fid; /* for a width stop: the previous instruction */
   }
+  /* the stall record (read by the next instructions' dispatch bindings) */
   if (used >= W) {
     /* all slots filled: a width stop if more is waiting */
-    if (st->fq_head != st->fq_tail && oo_fq(m, st->fq_head)->avail <= now) {
+    if (!binds) {
+    } else if (st->fq_head != st->fq_tail && oo_fq(m, st->fq_head)->avail <= now) {
       /* the binding of whoever waits: the width (all slots used is not a stall) */
       st->stall.kind = OB_WIDTH;
       st->stall.rid = OOO_RID_RENAME;
@@ -1763,11 +1849,13 @@ void oo_dispatch(ooo_model *restrict m, uint64_t now) {
     stop = OB_NONE;
     st->disp_wait = 0;
   } else if (stop == OB_FRONTEND) {
-    st->stall.kind = OB_NONE; /* nothing available waits: any earlier stall is over */
+    if (binds) st->stall.kind = OB_NONE; /* nothing available waits: any earlier stall is over */
   } else {
-    st->stall.kind = (uint8_t)stop;
-    st->stall.rid = stop == OB_WIDTH ? OOO_RID_RENAME : rid;
-    st->stall.by_fid = by;
+    if (binds) {
+      st->stall.kind = (uint8_t)stop;
+      st->stall.rid = stop == OB_WIDTH ? OOO_RID_RENAME : rid;
+      st->stall.by_fid = by;
+    }
     if (stop == OB_WIDTH) st->disp_wait = 0;
   }
   st->disp_stop = (uint8_t)stop;
@@ -1778,7 +1866,7 @@ void oo_dispatch(ooo_model *restrict m, uint64_t now) {
     cat = slot_category(m, stop, used);
     st->stats.slots[cat] += unfilled;
   }
-  if (m->obs && m->obs->slots) {
+  if (binds && m->obs && m->obs->slots) {
     ooo_slot_ev e;
     memset(&e, 0, sizeof e);
     e.cycle = now;
@@ -1787,6 +1875,18 @@ void oo_dispatch(ooo_model *restrict m, uint64_t now) {
     e.filled = (uint8_t)(used < W ? used : W);
     m->obs->slots(m->obs_ctx, &e);
   }
+}
+
+static __attribute__((noinline)) void dispatch_cycle_b(ooo_model *restrict m, uint64_t now) {
+  dispatch_cycle(m, now, true);
+}
+static __attribute__((noinline)) void dispatch_cycle_nb(ooo_model *restrict m, uint64_t now) {
+  dispatch_cycle(m, now, false);
+}
+
+void oo_dispatch(ooo_model *restrict m, uint64_t now) {
+  if (m->binds) dispatch_cycle_b(m, now);
+  else dispatch_cycle_nb(m, now);
 }
 
 /* ---- commit ----------------------------------------------------------------------------------------- */

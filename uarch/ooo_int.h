@@ -498,6 +498,9 @@ struct ooo_model {
    * invalidated by squashes, copies and filters) */
   bool lvl_track;           /* memory events tell which levels a load missed (OOO_SID_STATS or a
                                memory observer): precise per-sid miss counts */
+  bool binds;               /* keep the bindings observers see (no OOO_NO_BINDINGS): ready_cycle,
+                               ready_by, bind_*, fwd_fid of micro-ops, port_last_*, the LQ ring,
+                               last_uop, the dispatch stall record; nothing simulated reads them */
   uint64_t cur_fid;         /* the flow whose memory request is being made */
   uint32_t cur_miss;        /* levels it missed so far (MEV_MISS events during mem_access) */
   bool hp_valid;
@@ -528,7 +531,9 @@ void oo_icache_done(ooo_model *m, uint32_t tag, uint64_t cycle);
 /* ooo_back.c */
 /* Fill t->sp, the plan of the template without memory accesses or modifications. */
 void oo_plan_static(const ooo_model *m, ooo_tmpl *t);
-void oo_complete(ooo_model *m, uint32_t slot, uint64_t now);
+/* Complete the micro-ops whose events fall in cycle `now` (its timing-wheel bucket; parked far
+ * events move closer). */
+void oo_complete_due(ooo_model *m, uint64_t now);
 void oo_commit(ooo_model *m, uint64_t now);
 void oo_drain(ooo_model *m, uint64_t now);
 void oo_issue(ooo_model *m, uint64_t now);
@@ -548,7 +553,8 @@ static inline uint64_t oo_sel64(bool c, uint64_t a, uint64_t b) { return b ^ ((a
 
 /* Timing wheel: insert micro-op `slot` for an event at `cycle` (clamped to the wheel floor);
  * events more than OOO_WHEEL cycles ahead are parked in the last bucket and re-inserted. */
-static inline void oo_wheel_insert(ooo_model *restrict m, uint32_t slot, uint64_t cycle) {
+static inline __attribute__((always_inline)) void oo_wheel_insert(ooo_model *restrict m, uint32_t slot,
+                                                                  uint64_t cycle) {
   ooo_state *st = m->st;
   ooo_uop *u = &m->uops[slot];
   if (cycle < st->wheel_floor) cycle = st->wheel_floor;

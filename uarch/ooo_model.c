@@ -1,6 +1,7 @@
 /* ooo_model.c — the out-of-order model's lifecycle: state layout, micro-op templates, the
  * timing wheel, the cycle loop with cycle skipping, checkpoints (copy/clone), observers and
  * filters. The pipeline stages live in ooo_front.c and ooo_back.c. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -178,29 +179,6 @@ static uint64_t wheel_next(const ooo_model *m, uint64_t now) {
   return UINT64_MAX;
 }
 
-static void wheel_process(ooo_model *m, uint64_t now) {
-  uint32_t b = (uint32_t)now & (OOO_WHEEL - 1);
-  uint32_t slot;
-  /* The bucket's bit in wheel_bits is cleared once, when the bucket is empty at the end (only
-   * wheel_next reads the bits, after the core stages; events inserted for this cycle while it
-   * is processed land in this bucket and are processed here too). */
-  while ((slot = m->wheel[b]) != OOO_NIL) {
-    /* oo_wheel_unlink of the bucket's head (no predecessor) */
-    ooo_uop *u = &m->uops[slot];
-    uint32_t nx = u->next;
-    m->wheel[b] = nx;
-    m->uops[oo_sel32(nx != OOO_NIL, nx, slot)].prev = OOO_NIL;
-    u->in_wheel = 0;
-    m->st->wheel_n--;
-    if (u->ev_cycle > now) { /* a parked far event: move it closer */
-      oo_wheel_insert(m, slot, u->ev_cycle);
-      continue;
-    }
-    oo_complete(m, slot, now);
-  }
-  m->wheel_bits[b >> 6] &= ~(1ULL << (b & 63));
-}
-
 /* ---- memory-system callbacks ----------------------------------------------------------------------- */
 
 static void mem_cb(void *ctx, uint32_t tag, uint64_t cycle) {
@@ -237,6 +215,7 @@ ooo_model *ooo_new(const ooo_config *cfg, const trace_t *t, unsigned flags, wi_e
   m->cfg = *cfg;
   m->trace = t;
   m->flags = flags;
+  m->binds = !(flags & OOO_NO_BINDINGS);
   const ooo_config *c = &m->cfg;
   m->n_static = trace_get_info(t)->n_static;
   m->bp = bp_ops_of(c->bp.type);
@@ -480,7 +459,7 @@ static void account_idle(ooo_model *m, uint64_t from, uint64_t n) {
 /* The core stages of cycle `now` (after the memory system advanced to it). */
 static void step_core(ooo_model *m, uint64_t now) {
   ooo_state *st = m->st;
-  wheel_process(m, now);
+  oo_complete_due(m, now);
   if (now >= st->mblk_retry) oo_mem_retry(m, now);
   st->wheel_floor = now + 1;
   oo_commit(m, now);
@@ -602,7 +581,18 @@ size_t ooo_state_bytes(const ooo_model *m) { return m->blk_bytes; }
 
 /* ---- observers, filters, accessors ------------------------------------------------------------------------ */
 
+wi_rc ooo_attach_observer(ooo_model *m, const ooo_observer *obs, void *ctx, wi_err *err) {
+  if (obs && !m->binds)
+    return wi_fail(err, WI_EINVAL, "ooo_attach_observer: the model was made with OOO_NO_BINDINGS (no observer)");
+  ooo_set_observer(m, obs, ctx);
+  return WI_OK;
+}
+
 void ooo_set_observer(ooo_model *m, const ooo_observer *obs, void *ctx) {
+  if (obs && !m->binds) { /* its in-flight instructions have no bindings to report */
+    fprintf(stderr, "whatif: ooo_set_observer on a model made with OOO_NO_BINDINGS\n");
+    abort();
+  }
   m->obs = obs;
   m->obs_ctx = ctx;
   m->lvl_track = (obs && obs->mem) || (m->flags & OOO_SID_STATS);
