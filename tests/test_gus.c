@@ -437,6 +437,78 @@ static void test_l1_lru(void **state) {
   }
 }
 
+/* One step of a reference LRU set kept most recent first (line + 1; 0 = empty): true on a hit. */
+static bool ref_lru(uint64_t *L, uint32_t ways, uint64_t line) {
+  uint32_t w = 0;
+  while (w < ways && L[w] != line + 1) w++;
+  const bool hit = w < ways;
+  if (!hit) w = ways - 1;
+  for (; w > 0; w--) L[w] = L[w - 1];
+  L[0] = line + 1;
+  return hit;
+}
+
+/* The tag-only caches (gus_model.c, cache_access: L2, LLC, DTLB, STLB) find the line and move
+ * the ways above it down in one pass: their misses must be those of LRU lists kept most recent
+ * first, the L2 seeing the L1D's misses and the LLC the L2's, with random geometries (hits at
+ * every depth, empty ways early on, evictions from full sets). */
+static void test_lower_lru(void **state) {
+  (void)state;
+  wi_rng rng;
+  rng_seed(&rng, tu_seed() + 11);
+  for (int round = 0; round < 6; round++) {
+    gus_machine m;
+    gus_machine_default(&m);
+    uint32_t ways[4], sets[4];
+    for (int k = 0; k < 4; k++) {
+      ways[k] = 1 + (uint32_t)rng_below(&rng, k ? 16 : 2);
+      sets[k] = 1u << rng_below(&rng, k ? 4 : 2);
+    }
+    m.l1d.ways = ways[0];
+    m.l1d.size = sets[0] * ways[0] * m.line;
+    m.l2.ways = ways[1];
+    m.l2.size = sets[1] * ways[1] * m.line;
+    m.llc.ways = ways[2];
+    m.llc.size = sets[2] * ways[2] * m.line;
+    m.dtlb_ways = ways[3];
+    m.dtlb_entries = sets[3] * ways[3];
+    syn s = {0};
+    uint32_t ld = syn_static(&s, IC_LOAD, 0, R(RSI), R(RAX), "mov rax, [rsi]");
+    uint32_t total = 0;
+    for (int k = 0; k < 4; k++) total += sets[k] * ways[k];
+    uint64_t *list[4];
+    for (int k = 0; k < 4; k++) list[k] = calloc((size_t)sets[k] * ways[k], sizeof *list[k]);
+    /* lines a little beyond the L2's and LLC's capacity, the recent ones more often */
+    const uint64_t n_lines = 2 + rng_below(&rng, 2 * (uint64_t)total);
+    uint64_t miss[4] = {0}, prev = 0;
+    for (int i = 0; i < 20000; i++) {
+      uint64_t line = rng_below(&rng, 4) ? (prev + rng_below(&rng, 2 * sets[1] + 1)) % n_lines : rng_below(&rng, n_lines);
+      prev = line;
+      /* four lines used per page, so the DTLB sees its own mix of hits and misses */
+      const uint64_t page = line / 4, addr = 0x40000000 + page * m.page + (line % 4) * m.line;
+      syn_exec(&s, ld, 1, addr, 8u, 0);
+      const uint64_t pn = addr / m.page, ln = addr / m.line;
+      if (!ref_lru(list[3] + (pn % sets[3]) * ways[3], ways[3], pn)) miss[3]++;
+      if (ref_lru(list[0] + (ln % sets[0]) * ways[0], ways[0], ln)) continue;
+      miss[0]++;
+      if (ref_lru(list[1] + (ln % sets[1]) * ways[1], ways[1], ln)) continue;
+      miss[1]++;
+      if (!ref_lru(list[2] + (ln % sets[2]) * ways[2], ways[2], ln)) miss[2]++;
+    }
+    gus_result r;
+    wi_err err = {0};
+    assert_int_equal(gus_run(&m, 2, syn_source(&s), &r, &err), WI_OK);
+    assert_int_equal(r.l1d_misses, miss[0]);
+    assert_int_equal(r.l2_misses, miss[1]);
+    assert_int_equal(r.llc_misses, miss[2]);
+    assert_int_equal(r.res[GUS_R_TLB].uses, miss[3]);
+    assert_true(miss[1] > 0 && miss[1] < miss[0]); /* the L2 both hit and missed */
+    gus_result_free(&r);
+    for (int k = 0; k < 4; k++) free(list[k]);
+    syn_free(&s);
+  }
+}
+
 static void test_serializing(void **state) {
   (void)state;
   syn s = {0};
@@ -1014,6 +1086,7 @@ int main(void) {
     cmocka_unit_test(test_store_forwarding),
     cmocka_unit_test(test_l1_fill_slot),
     cmocka_unit_test(test_l1_lru),
+    cmocka_unit_test(test_lower_lru),
     cmocka_unit_test(test_serializing),
     cmocka_unit_test(test_random_streams),
     cmocka_unit_test(test_rob_bound_pairs),

@@ -513,13 +513,17 @@ static void cache_init(gcache *c, const gus_cache *cfg, uint32_t line) {
 static ALWAYS_INLINE bool cache_access(gcache *c, uint64_t line) {
   uint64_t *s = c->tags + (size_t)(line & (c->sets - 1)) * c->ways, key = line + 1;
   if (s[0] == key) return true;
-  uint32_t w = 1;
-  while (w < c->ways && s[w] != key && s[w]) w++;
-  bool hit = w < c->ways && s[w] == key;
-  if (w == c->ways) w--;
-  for (; w > 0; w--) s[w] = s[w - 1];
+  /* one pass: each way takes the tag above it until the line (a hit) or an empty way is found;
+   * a miss in a full set drops the last (least recently used) tag */
+  uint64_t up = s[0];
   s[0] = key;
-  return hit;
+  for (uint32_t w = 1; w < c->ways; w++) {
+    const uint64_t t = s[w];
+    s[w] = up;
+    if (t == key || !t) return t == key;
+    up = t;
+  }
+  return false;
 }
 
 /* The L1D: like cache_access (a hit, or a miss that replaces the least recently used way: an
@@ -919,8 +923,8 @@ static ALWAYS_INLINE gtick use_res(gus *g, gtick *avail, gtv *tv, gtick floor_t,
 static ALWAYS_INLINE int pick_port(const gus *g, const gxuop *u) {
   int best = u->pl[0];
   gtick bt = g->pavail[best];
-  for (uint32_t k = 1; k < u->np; k++) {
-    int p = u->pl[k];
+  for (const uint8_t *q = u->pl + 1, *e = u->pl + u->np; q < e; q++) {
+    int p = *q;
     gtick t = g->pavail[p];
     bool lt = t < bt;
     bt = lt ? t : bt;
