@@ -134,6 +134,14 @@ typedef struct rp_base_opts {
   uint64_t stats_interval; /* if > 0: also record statistics every this many committed
                               instructions (rp_base_intervals) */
   unsigned ooo_flags;      /* ooo_new flags for the baseline (e.g. OOO_SID_STATS) */
+  bool keep_bindings;      /* keep the per-stage bindings that observers read in every model of
+                              the baseline and its replays (for a caller that clones
+                              rp_base_model() and attaches an observer). By default they are
+                              kept only when stats_interval needs its own observer: no other
+                              model of a baseline or replay ever gets one, so the rest run with
+                              OOO_NO_BINDINGS (same results, fewer host instructions). Passing
+                              OOO_NO_BINDINGS in ooo_flags together with this or with
+                              stats_interval is an error (WI_EINVAL from rp_base_new). */
   bool progress;           /* show progress on stderr (only when it is a terminal) */
 } rp_base_opts;
 

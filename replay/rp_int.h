@@ -13,6 +13,8 @@ struct rp_base {
   rp_base_opts o;
   uint32_t n_static;
   uint64_t n_insns;
+  unsigned nobind;            /* OOO_NO_BINDINGS when no model of this baseline or its replays
+                                 can get an observer (see rp_base_opts.keep_bindings), else 0 */
   /* static instructions sorted by pc (for range and function matches) */
   uint64_t *spc;
   uint32_t *ssid;

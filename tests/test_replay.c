@@ -556,6 +556,127 @@ static void test_sweep_threads(void **state) {
   synth_close(&s);
 }
 
+/* Everything a replay reports except its wall time, compared exactly. */
+static void same_result(const rp_result *a, const rp_result *b, const char *what) {
+  if (a->cycles != b->cycles || a->insns != b->insns)
+    fail_msg("%s: cycles %llu vs %llu, insns %llu vs %llu", what, (unsigned long long)a->cycles,
+             (unsigned long long)b->cycles, (unsigned long long)a->insns, (unsigned long long)b->insns);
+  assert_int_equal(a->start_insn, b->start_insn);
+  assert_int_equal(a->start_snap, b->start_snap);
+  assert_int_equal(a->mispredicts, b->mispredicts);
+  assert_int_equal(a->wp_fetched, b->wp_fetched);
+  assert_int_equal(a->wp_executed, b->wp_executed);
+  assert_memory_equal(&a->td, &b->td, sizeof a->td);   /* doubles from the same counts: bitwise */
+  assert_memory_equal(&a->stats, &b->stats, sizeof a->stats);
+  assert_true(a->ipc == b->ipc && a->mpki == b->mpki);
+}
+
+static rp_base *opts_base(synth *s, const rp_base_opts *o) {
+  ooo_config cfg;
+  ooo_config_default(&cfg);
+  wi_err err = {0};
+  rp_base *b = rp_base_new(s->t, &cfg, o, &err);
+  if (!b) fail_msg("%s", err.msg);
+  if (rp_base_run(b, &err)) fail_msg("%s", err.msg);
+  return b;
+}
+
+/* Whether a copy of the baseline's final model keeps the bindings observers read. */
+static bool base_binds(const rp_base *b) {
+  wi_err err = {0};
+  ooo_model *m = ooo_clone(rp_base_model(b), &err);
+  if (!m) fail_msg("ooo_clone: %s", err.msg);
+  ooo_observer obs;
+  memset(&obs, 0, sizeof obs);
+  bool ok = ooo_attach_observer(m, &obs, NULL, &err) == WI_OK;
+  ooo_free(m);
+  return ok;
+}
+
+/* A baseline and its replays without bindings (the default when nothing can attach an observer)
+ * give exactly the results of one that keeps them: per-PC and edited-configuration replays, from
+ * snapshots and from the start, with and without per-sid statistics; and the default really
+ * drops them (else the saving is gone), while stats_interval keeps them for its observer. */
+static void test_sweep_no_bindings(void **state) {
+  (void)state;
+  synth s;
+  synth_open(&s);
+  const trace_info *ti = trace_get_info(s.t);
+  static const char *const cfgs[] = {"port{name='P5'}", "resize{rob=64}", "wrong_path{policy='off'}",
+                                     "ras{repair='full'}", "perfect_cache{level='l1d'}", "perfect_branch{}"};
+  size_t nc = sizeof cfgs / sizeof cfgs[0], n = 2 * ti->n_static + nc;
+  for (int sid_stats = 0; sid_stats < 2; sid_stats++) {
+    rp_base_opts ok = {0}, od = {0}, os = {0};
+    ok.interval = od.interval = os.interval = 2000;
+    ok.ooo_flags = od.ooo_flags = os.ooo_flags = sid_stats ? OOO_SID_STATS : 0;
+    ok.keep_bindings = true;
+    os.stats_interval = 1500;
+    rp_base *bk = opts_base(&s, &ok), *bd = opts_base(&s, &od), *bs = opts_base(&s, &os);
+    assert_true(base_binds(bk));
+    assert_false(base_binds(bd));
+    assert_true(base_binds(bs));
+    size_t nivl = 0;
+    assert_non_null(rp_base_intervals(bs, &nivl));
+    assert_true(nivl > 1);
+    rp_result rk, rd, rs;
+    rp_result_from_model(rp_base_model(bk), &rk);
+    rp_result_from_model(rp_base_model(bd), &rd);
+    rp_result_from_model(rp_base_model(bs), &rs);
+    same_result(&rk, &rd, "baseline");
+    same_result(&rk, &rs, "baseline (stats_interval)");
+    if (sid_stats) {
+      const ooo_sid_stats *sk = ooo_get_sid_stats(rp_base_model(bk)), *sd = ooo_get_sid_stats(rp_base_model(bd));
+      assert_non_null(sk);
+      assert_non_null(sd);
+      assert_memory_equal(sk, sd, ti->n_static * sizeof *sk);
+    }
+    for (int full = 0; full < 2; full++) {
+      rp_base *bases[3] = {bk, bd, bs};
+      collect got[3] = {{{0}}, {{0}}, {{0}}};
+      for (int k = 0; k < 3; k++) {
+        rp_plan **plans = calloc(n, sizeof *plans);
+        for (uint32_t i = 0; i < ti->n_static; i++) {
+          char text[100];
+          unsigned long long pc = (unsigned long long)trace_static_at(s.t, i)->pc;
+          snprintf(text, sizeof text, "latency{pc=0x%llx, add=1}", pc);
+          plans[2 * i] = plan_text(bases[k], text);
+          snprintf(text, sizeof text, "remove{pc=0x%llx}", pc);
+          plans[2 * i + 1] = plan_text(bases[k], text);
+        }
+        for (size_t i = 0; i < nc; i++) plans[2 * ti->n_static + i] = plan_text(bases[k], cfgs[i]);
+        wi_err err = {0};
+        rp_sweep_opts o = {2, full != 0, NULL};
+        assert_int_equal(rp_sweep(bases[k], plans, n, &o, collect_fn, &got[k], &err), WI_OK);
+        assert_int_equal(got[k].r.n, n);
+        for (size_t i = 0; i < n; i++) rp_plan_free(plans[i]);
+        free(plans);
+      }
+      int late = 0;
+      for (size_t i = 0; i < n; i++) {
+        same_result(&got[0].r.a[i], &got[1].r.a[i], "replay without bindings");
+        same_result(&got[0].r.a[i], &got[2].r.a[i], "replay (stats_interval)");
+        late += got[0].r.a[i].start_snap > 0;
+      }
+      if (!full) assert_true(late > 0); /* some replays did start from snapshots */
+      for (int k = 0; k < 3; k++) VEC_FREE(got[k].r);
+    }
+    rp_base_free(bk);
+    rp_base_free(bd);
+    rp_base_free(bs);
+  }
+  /* OOO_NO_BINDINGS asked for together with an observer: an error, not an abort */
+  ooo_config cfg;
+  ooo_config_default(&cfg);
+  wi_err err = {0};
+  rp_base_opts bad = {0};
+  bad.ooo_flags = OOO_NO_BINDINGS;
+  bad.stats_interval = 1000;
+  assert_null(rp_base_new(s.t, &cfg, &bad, &err));
+  assert_int_equal(err.rc, WI_EINVAL);
+  assert_non_null(strstr(err.msg, "stats_interval"));
+  synth_close(&s);
+}
+
 /* The rows of a results database in index order, as text. */
 static char *dump_rows(const char *path) {
   return tu_sql_file_rows(path, "SELECT r.trace_hash, r.config_hash, x.idx, x.interv, x.cycles, x.insns, x.delta_cycles,"
@@ -658,6 +779,7 @@ int main(void) {
     cmocka_unit_test(test_replay_effects),
     cmocka_unit_test(test_checkpoint_identity),
     cmocka_unit_test(test_sweep_threads),
+    cmocka_unit_test(test_sweep_no_bindings),
     cmocka_unit_test(test_store),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
