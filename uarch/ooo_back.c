@@ -1837,14 +1837,15 @@ static inline __attribute__((always_inline)) void dispatch_cycle(ooo_model *rest
   /* the stall record (read by the next instructions' dispatch bindings) */
   if (used >= W) {
     /* all slots filled: a width stop if more is waiting */
-    if (!binds) {
-    } else if (st->fq_head != st->fq_tail && oo_fq(m, st->fq_head)->avail <= now) {
-      /* the binding of whoever waits: the width (all slots used is not a stall) */
-      st->stall.kind = OB_WIDTH;
-      st->stall.rid = OOO_RID_RENAME;
-      st->stall.by_fid = by;
-    } else {
-      st->stall.kind = OB_NONE; /* nobody waits: any earlier stall is over */
+    if (binds) {
+      if (st->fq_head != st->fq_tail && oo_fq(m, st->fq_head)->avail <= now) {
+        /* the binding of whoever waits: the width (all slots used is not a stall) */
+        st->stall.kind = OB_WIDTH;
+        st->stall.rid = OOO_RID_RENAME;
+        st->stall.by_fid = by;
+      } else {
+        st->stall.kind = OB_NONE; /* nobody waits: any earlier stall is over */
+      }
     }
     stop = OB_NONE;
     st->disp_wait = 0;
