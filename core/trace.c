@@ -1788,6 +1788,14 @@ wi_rc trace_verify(const trace_t *t, wi_err *err) {
 
 /* ==== cursor ================================================================================ */
 
+/* A taken transfer's target: key ~PC (0: none yet; the PC map never holds PC UINT64_MAX, so no
+ * real target has key 0) and its static record (NULL: not in the static table). A function of
+ * the trace alone, so never invalidated. */
+typedef struct tr_tgt {
+  uint64_t key;
+  const struct tr_sfast *s;
+} tr_tgt;
+
 struct trace_cursor {
   const trace_t *t;
   bool raw;
@@ -1799,6 +1807,7 @@ struct trace_cursor {
   uint8_t *ubuf;
   size_t ucap;
   uint64_t *last;      /* n_static x 4 previous addresses */
+  tr_tgt *tgt;         /* n_static: the last taken-transfer target of each sid (fast path) */
   uint64_t stack[TR_STACK];
   unsigned sp_top, sp_n;
   /* position */
@@ -1834,6 +1843,7 @@ trace_cursor *trace_cursor_new(const trace_t *t, unsigned flags) {
   c->mems = xmalloc(c->mcap * sizeof *c->mems);
   c->dctx = ZSTD_createDCtx();
   c->last = xcalloc((size_t)t->info.n_static * 4 + 4, sizeof *c->last);
+  c->tgt = xcalloc((size_t)t->info.n_static + 1, sizeof *c->tgt);
   c->xcap = 64;
   c->xsize = xmalloc(c->xcap * sizeof *c->xsize);
   c->xstore = xmalloc(c->xcap);
@@ -1852,6 +1862,7 @@ void trace_cursor_free(trace_cursor *c) {
   ZSTD_freeDCtx(c->dctx);
   free(c->ubuf);
   free(c->last);
+  free(c->tgt);
   free(c->xsize);
   free(c->xstore);
   free(c->agg_lo);
@@ -1993,13 +2004,50 @@ static inline __attribute__((always_inline)) bool cur_default_mems(const tr_sfas
   return true;
 }
 
+/* A varint with the one-byte case inline (most deltas and gaps are small). */
+static inline __attribute__((always_inline)) bool varint_get1(const uint8_t **pp, const uint8_t *end, uint64_t *v) {
+  const uint8_t *p = *pp;
+  if (__builtin_expect(p < end && *p < 0x80, 1)) {
+    *v = *p;
+    *pp = p + 1;
+    return true;
+  }
+  return varint_get(pp, end, v);
+}
+
+/* The accesses of an instruction with default accesses: one (most) inline, more through
+ * cur_default_mems and the merge (model mode); returns the count written at m (0: the memory
+ * stream ran out, *bad set). */
+static inline __attribute__((always_inline)) size_t cur_plain_mems(const tr_sfast *s, size_t k, trace_insn *o,
+                                                                   trace_mem *m, uint64_t *lastv,
+                                                                   const uint8_t **pm_io, const uint8_t *em,
+                                                                   const bool raw) {
+  uint64_t *last = lastv + (size_t)s->tmpl.sid * 4;
+  if (k == 1) {
+    uint64_t v;
+    if (!varint_get1(pm_io, em, &v)) return 0;
+    const uint64_t a = last[0] + (uint64_t)zigzag_dec(v);
+    last[0] = a;
+    m->addr = a;
+    memcpy((uint8_t *)m + 8, &s->mword[0], 8);
+    return 1;
+  }
+  if (!cur_default_mems(s, k, m, last, pm_io, em)) return 0;
+  if (!raw) o->n_mem = (uint16_t)(k = merge_accesses(m, k));
+  return k;
+}
+
 /* The fast path of cur_decode: up to count instructions starting at chunk-relative raw index
  * ri0, none of which has an exception or is the chunk's last, written at insns[n]. Handles
  * fall-through and discontinuities; stops early (nothing consumed for that instruction) at a
  * self-loop iteration in model mode, which the general path collapses. Updates *nm, *pm, *pc,
  * *sid and the control-stream state; returns the instructions written (*bad set on a corrupt
- * stream). The inner loop over plain fall-through instructions chases tr_sfast.next with few
- * live variables so they stay in registers; raw and model mode are compiled separately. */
+ * stream). A plain fall-through instruction is its static record's template (tr_sfast.tmpl)
+ * plus its accesses, the next record found by chasing tr_sfast.next; raw and model mode are
+ * compiled separately. The control-stream state lives in locals (stores into the batch could
+ * alias the cursor's fields and would make the compiler reload them), written back at the end;
+ * a taken transfer finds its target's static record in the cursor's per-sid cache of the last
+ * target (a loop's branch, a call site, a return: nearly always the same) before the PC map. */
 #define TR_FAR ((uint64_t)1 << 62) /* "no discontinuity left in this chunk" */
 static inline __attribute__((always_inline)) size_t cur_fast_impl(trace_cursor *c, size_t n, size_t count,
                                                                   uint64_t ri0, size_t *nm_io,
@@ -2013,91 +2061,97 @@ static inline __attribute__((always_inline)) size_t cur_fast_impl(trace_cursor *
   const tr_sfast *s = &t->sf[*sid_io];
   uint64_t pc = *pc_io;
   uint64_t to_disc = c->disc_at == UINT64_MAX ? TR_FAR : c->disc_at - ri0; /* instructions before it */
+  const uint8_t *pr = c->pr, *const er = c->er, *pt = c->pt, *const et = c->et;
+  bool disc_async = c->disc_async;
+  unsigned sp_top = c->sp_top, sp_n = c->sp_n;
+  const uint64_t rn = c->rn;
+  tr_tgt *const tgt = c->tgt;
+  uint64_t *const lastv = c->last;
+  trace_mem *mems = c->mems;
+  size_t mcap = c->mcap;
   size_t selfs = 0;
-  for (;;) {
-    /* plain instructions: fall-through, default accesses, no flags */
-    size_t plain = (size_t)WI_MIN(to_disc, (uint64_t)(o_end - o));
-    if (plain) {
-      trace_insn *const o_stop = o + plain;
-      trace_mem *mems = c->mems;
-      size_t mcap = c->mcap;
-      uint64_t *const lastv = c->last;
-      do {
-        size_t k = s->n_mem;
-        if (__builtin_expect(nm + k > mcap, 0)) {
-          cur_grow_mems(c, nm + k);
-          mems = c->mems;
-          mcap = c->mcap;
+  /* One loop, instruction by instruction: a run of plain instructions between two transfers is
+   * short (a few instructions in call-heavy code), too short to pay for a loop of its own. */
+  while (o < o_end) {
+    if (__builtin_expect(to_disc != 0, 1)) {
+      /* a plain instruction: fall-through, default accesses, no flags */
+      size_t k = s->n_mem;
+      if (__builtin_expect(nm + k > mcap, 0)) {
+        cur_grow_mems(c, nm + k);
+        mems = c->mems;
+        mcap = c->mcap;
+      }
+      to_disc--;
+      *o = s->tmpl;
+      o->mem_off = (uint32_t)nm;
+      if (k) {
+        k = cur_plain_mems(s, k, o, mems + nm, lastv, &pm, em, raw);
+        if (__builtin_expect(!k, 0)) {
+          *bad = "memory stream truncated";
+          break;
         }
-        *o = s->tmpl;
-        o->mem_off = (uint32_t)nm;
-        if (k) {
-          trace_mem *m = mems + nm;
-          if (!cur_default_mems(s, k, m, lastv + (size_t)s->tmpl.sid * 4, &pm, em)) {
-            *bad = "memory stream truncated";
-            goto out;
-          }
-          if (!raw && k > 1) o->n_mem = (uint16_t)(k = merge_accesses(m, k));
-        }
-        nm += k;
-        o++;
-        s = s->next;
-        if (__builtin_expect(!s, 0)) {
-          *bad = "transfer to a PC not in the static table";
-          goto out;
-        }
-      } while (o < o_stop);
-      to_disc -= plain;
-      pc = o[-1].next_pc;
+      }
+      nm += k;
+      o++;
+      s = s->next;
+      if (__builtin_expect(!s, 0)) {
+        *bad = "transfer to a PC not in the static table";
+        break;
+      }
+      continue;
     }
-    if (o == o_end) break;
     /* a discontinuity (to_disc == 0) */
-    uint64_t ft = s->tmpl.next_pc, next, v;
-    bool async = c->disc_async, pop = !async && s->kind == TK_RET && c->sp_n;
-    uint64_t base = pop ? c->stack[(c->sp_top - 1) & (TR_STACK - 1)] : ft;
-    const uint8_t *pt = c->pt;
-    if (!varint_get(&pt, c->et, &v)) {
+    const uint64_t ft = s->tmpl.next_pc;
+    const unsigned kind = s->kind;
+    const bool async = disc_async, pop = !async && kind == TK_RET && sp_n;
+    const uint64_t base = pop ? c->stack[(sp_top - 1) & (TR_STACK - 1)] : ft;
+    uint64_t next, v;
+    const uint8_t *pt2 = pt;
+    if (!varint_get1(&pt2, et, &v)) {
       *bad = "control target stream truncated";
       break;
     }
     next = base + (uint64_t)zigzag_dec(v);
-    if (next == pc && !async && s->kind == TK_REP) {
+    if (next == s->tmpl.pc && !async && kind == TK_REP) {
       if (!raw) break; /* a rep run: the general path collapses it (nothing consumed) */
       selfs++;         /* raw mode: emitted, but it ends no model instruction */
     }
-    c->pt = pt;
+    pt = pt2;
     if (pop) {
-      c->sp_n--;
-      c->sp_top = (c->sp_top - 1) & (TR_STACK - 1);
+      sp_n--;
+      sp_top = (sp_top - 1) & (TR_STACK - 1);
     }
-    if (!async && s->kind == TK_CALL) {
-      c->stack[c->sp_top] = ft;
-      c->sp_top = (c->sp_top + 1) & (TR_STACK - 1);
-      if (c->sp_n < TR_STACK) c->sp_n++;
+    if (!async && kind == TK_CALL) {
+      c->stack[sp_top] = ft;
+      sp_top = (sp_top + 1) & (TR_STACK - 1);
+      if (sp_n < TR_STACK) sp_n++;
     }
-    if (c->pr == c->er) {
+    if (pr == er) {
       to_disc = TR_FAR;
     } else {
-      if (!varint_get(&c->pr, c->er, &v) || (v >> 1) >= c->rn) {
+      if (!varint_get1(&pr, er, &v) || (v >> 1) >= rn) {
         *bad = "control stream corrupt";
         break;
       }
       to_disc = v >> 1;
-      c->disc_async = v & 1;
+      disc_async = v & 1;
     }
     size_t k = s->n_mem;
-    if (nm + k > c->mcap) cur_grow_mems(c, nm + k);
+    if (nm + k > mcap) {
+      cur_grow_mems(c, nm + k);
+      mems = c->mems;
+      mcap = c->mcap;
+    }
     *o = s->tmpl;
     o->mem_off = (uint32_t)nm;
     o->next_pc = next;
     o->flags = (uint8_t)((next != ft ? TI_TAKEN : 0) | (async ? TI_ASYNC : 0));
     if (k) {
-      trace_mem *m = c->mems + nm;
-      if (!cur_default_mems(s, k, m, c->last + (size_t)s->tmpl.sid * 4, &pm, em)) {
+      k = cur_plain_mems(s, k, o, mems + nm, lastv, &pm, em, raw);
+      if (!k) {
         *bad = "memory stream truncated";
         break;
       }
-      if (!raw && k > 1) o->n_mem = (uint16_t)(k = merge_accesses(m, k));
     }
     nm += k;
     o++;
@@ -2105,18 +2159,30 @@ static inline __attribute__((always_inline)) size_t cur_fast_impl(trace_cursor *
     if (next == ft) {
       s = s->next;
     } else {
-      const uint32_t *sv = map64_get(&t->pcmap, pc_key(next));
-      s = sv ? &t->sf[*sv] : NULL;
+      tr_tgt *e = &tgt[s->tmpl.sid];
+      if (__builtin_expect(e->key == ~next, 1)) {
+        s = e->s;
+      } else {
+        const uint32_t *sv = map64_get(&t->pcmap, pc_key(next));
+        const tr_sfast *ns = sv ? &t->sf[*sv] : NULL;
+        e->key = ~next;
+        e->s = ns;
+        s = ns;
+      }
     }
     if (!s) {
       *bad = "transfer to a PC not in the static table";
       break;
     }
   }
-out:
+  c->pr = pr;
+  c->pt = pt;
+  c->disc_async = disc_async;
+  c->sp_top = sp_top;
+  c->sp_n = sp_n;
   *nm_io = nm;
   *pm_io = pm;
-  *pc_io = pc;
+  *pc_io = s ? s->tmpl.pc : pc; /* (pc: the transfer target not in the static table) */
   *sid_io = s ? s->tmpl.sid : TR_NONE;
   size_t done = (size_t)(o - o0);
   c->disc_at = to_disc >= TR_FAR / 2 ? UINT64_MAX : ri0 + done + to_disc;

@@ -165,18 +165,23 @@ bool oo_fill_window(ooo_model *restrict m) {
     const trace_mem *const mems = m->batch.mems;
     const uint64_t first = m->batch.first_index;
     size_t pos = m->batch_pos;
-    const size_t run_end = pos + (size_t)WI_MIN((uint64_t)(m->batch.n - pos), fill_lim - win_fill);
-    for (; pos < run_end; pos++) {
-      const trace_insn *ti = &insns[pos];
+    /* a run within the batch, the fill limit and the window ring's contiguous part: entries by
+     * pointer, not by position (mask and multiply) */
+    const uint64_t wat = win_fill & win_mask;
+    size_t run = (size_t)WI_MIN((uint64_t)(m->batch.n - pos), fill_lim - win_fill);
+    if (run > win_mask + 1 - wat) run = (size_t)(win_mask + 1 - wat);
+    const trace_insn *ti = &insns[pos], *const ti_end = ti + run;
+    ooo_win *w = &win[wat];
+    uint64_t index = first + pos;
+    for (; ti < ti_end; ti++, w++, index++) {
       const uint32_t nm = ti->n_mem < OOO_WIN_MEM ? ti->n_mem : OOO_WIN_MEM;
       if (mem_fill + nm > mem_lim) {
         full = true;
         break;
       }
-      ooo_win *w = &win[win_fill & win_mask];
       /* (pc + next_pc and sid + rep as whole words: the layouts are checked above) */
       const uint8_t flags = ti->flags;
-      w->index = first + pos;
+      w->index = index;
       memcpy(&w->pc, &ti->pc, 16);
       memcpy(&w->sid, &ti->sid, 8);
       w->n_mem = (uint16_t)nm;
@@ -185,13 +190,15 @@ bool oo_fill_window(ooo_model *restrict m) {
       w->mem_pos = mem_fill;
       if (nm) win_copy_mems(dst, mem_mask, mem_fill, mems + ti->mem_off, nm);
       mem_fill += nm;
-      win_fill++;
       if (flags & TI_LAST) {
         end = true;
-        pos++;
+        ti++;
+        w++;
         break;
       }
     }
+    win_fill += (uint64_t)(w - &win[wat]);
+    pos = (size_t)(ti - insns);
     m->batch_pos = pos;
     st->next_index = first + pos; /* (batches are contiguous: the first not taken) */
     if (end || full) break;
@@ -823,13 +830,27 @@ static inline __attribute__((always_inline)) bool fetch_correct(ooo_model *restr
   return false;
 }
 
-void oo_fetch(ooo_model *restrict m, uint64_t now) {
+/* oo_fetch once fetch can go: the loops, out of line (their set-up and saved registers are paid
+ * only when they run). */
+static __attribute__((noinline)) void fetch_run(ooo_model *restrict m, uint64_t now) {
   ooo_state *st = m->st;
-  st->fe_block = 0;
-  if (st->fstall != FS_RUN || now < st->fetch_resume) return;
   uint32_t n = 0, bytes = 0, taken = 0;
   uint64_t tail = st->fq_tail;
   /* one copy of the wrong-path loop (inline) for both ways into it */
   if (!st->wrong && !fetch_correct(m, now, &n, &bytes, &taken, &tail)) return;
   fetch_wrong(m, now, n, bytes, taken, tail);
+}
+
+void oo_fetch(ooo_model *restrict m, uint64_t now) {
+  ooo_state *st = m->st;
+  st->fe_block = 0;
+  if (st->fstall != FS_RUN || now < st->fetch_resume) return;
+  /* A full fetch queue (a back-end-bound loop: rename frees a few entries a cycle, fetch is called
+   * every cycle): either loop would stop at its first check (queue room) and change nothing but
+   * fe_block; stop here, before their set-up. (fetch_width >= 1: the loops do reach that check.) */
+  if (st->fq_tail - st->fq_head >= m->cfg.fe.fetch_queue) {
+    st->fe_block = 1;
+    return;
+  }
+  fetch_run(m, now);
 }
