@@ -1560,6 +1560,92 @@ static void test_no_bindings(void **state) {
                 (unsigned long long)n_cmp, NP);
 }
 
+/* A rename blocked on a resource notes the first short one and the need of the fetch-queue head
+ * that stopped it, and while that stays short the next cycles stop at once for the same reason;
+ * the copy without bindings also names that resource from the lanes of the all-at-once check
+ * instead of checking them one by one. Every statistic (dispatch stalls and slots too) equals a
+ * model's without either (one with bindings, and one through rename's reference path,
+ * OOO_NO_LEAN) at every point, on streams that block on the ROB, each scheduler, the load and
+ * store queues and the physical registers (shrunk machines), and with squashes and machine
+ * clears (which drop the note) and filters. */
+static void test_blocked_rename(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed();
+  enum { NP = 6 };
+  char *paths[NP];
+  chase_ctx cc = {0}, cl = {0}, cs = {0};
+  paths[0] = loop_trace("vfmadd231ps ymm0, ymm1, ymm2\n  divps xmm3, xmm4\n  imul rbx, rcx", 8, 150, NULL, NULL);
+  paths[1] = loop_trace("mov rax, [rax]\n  mov [rax+8], rbx", 4, 300, chase_addr, &cc);
+  paths[2] = loop_trace("mov rbx, [rdi]\n  add rdx, rbx", 8, 200, chase_addr, &cl);
+  paths[3] = loop_trace("mov [rdi], rax", 8, 200, chase_addr, &cs);
+  paths[4] = loop_trace("vaddps ymm1, ymm2, ymm3\n  vmulps ymm4, ymm5, ymm6\n  add rax, rbx", 8, 300, NULL, NULL);
+  paths[5] = mix_trace(seed, 1500);
+  wi_err err;
+  uint64_t stalls[OB_NUM] = {0}, n_cmp = 0;
+  for (int i = 0; i < NP; i++) {
+    trace_t *t = tu_open_trace(paths[i]);
+    size_t sid_bytes = trace_get_info(t)->n_static * sizeof(ooo_sid_stats);
+    for (int k = 0; k < 3; k++) {
+      ooo_config c;
+      if (machine_load(k == 2 ? "stress" : "golden_cove", &c, &err)) fail_msg("%s", err.msg);
+      if (k == 1) { /* every structure small: each can be the one that stops rename */
+        c.core.rob = 64;
+        c.core.sched_math = 12;
+        c.core.sched_load = 6;
+        c.core.sched_store = 6;
+        c.core.lq = 10;
+        c.core.sq = 8;
+        c.core.int_prf = 60;
+        c.core.vec_prf = 56;
+        c.core.mem_dep = MDP_SPECULATE; /* machine clears too */
+      }
+      ooo_model *a = ooo_new(&c, t, OOO_SID_STATS | OOO_NO_BINDINGS, &err);
+      ooo_model *b = ooo_new(&c, t, OOO_SID_STATS, &err);
+      ooo_model *l = ooo_new(&c, t, OOO_SID_STATS | OOO_NO_BINDINGS | OOO_NO_LEAN, &err);
+      if (!a || !b || !l) fail_msg("ooo_new: %s", err.msg);
+      mix_filt fa = {{0, 0, 0}, 0, 0, 0}, fb = fa, fl = fa;
+      bool filtered = false;
+      while (!ooo_finished(a)) {
+        tu_ooo_run(a, 613);
+        tu_ooo_run(b, 613);
+        tu_ooo_run(l, 613);
+        tu_ooo_assert_same(a, b);
+        tu_ooo_assert_same(a, l);
+        if (i == NP - 1 && ooo_committed(a) > 2000 && !filtered) { /* a filter from here on */
+          filtered = true;
+          tbuild *tb = build(mix_src);
+          uint64_t pc0 = tb_label(tb, "loop"), pc1 = tb_label(tb, "rmw"), pc2 = tb_label(tb, "skip");
+          tb_free(tb);
+          mix_filt f0 = {{pc0, pc1, pc2}, 0, 0, 0};
+          fa = fb = fl = f0;
+          ooo_set_filter(a, mix_filter, &fa);
+          ooo_set_filter(b, mix_filter, &fb);
+          ooo_set_filter(l, mix_filter, &fl);
+        }
+      }
+      assert_true(ooo_finished(b) && ooo_finished(l));
+      assert_memory_equal(ooo_get_sid_stats(a), ooo_get_sid_stats(b), sid_bytes);
+      assert_memory_equal(ooo_get_sid_stats(a), ooo_get_sid_stats(l), sid_bytes);
+      const ooo_stats *s = ooo_get_stats(a);
+      for (int o = 0; o < OB_NUM; o++) stalls[o] += s->dispatch_stall[o];
+      n_cmp += ooo_committed(a);
+      ooo_free(a);
+      ooo_free(b);
+      ooo_free(l);
+    }
+    trace_close(t);
+    unlink(paths[i]);
+    free(paths[i]);
+  }
+  print_message("blocked rename: %llu instructions; rename stopped on ROB %llu, scheduler %llu, LQ %llu, SQ %llu, "
+                "registers %llu cycles; identical\n",
+                (unsigned long long)n_cmp, (unsigned long long)stalls[OB_ROB_FULL],
+                (unsigned long long)stalls[OB_SCHED_FULL], (unsigned long long)stalls[OB_LQ_FULL],
+                (unsigned long long)stalls[OB_SQ_FULL], (unsigned long long)stalls[OB_PRF_FULL]);
+  assert_true(stalls[OB_ROB_FULL] && stalls[OB_SCHED_FULL] && stalls[OB_LQ_FULL] && stalls[OB_SQ_FULL] &&
+              stalls[OB_PRF_FULL]);
+}
+
 /* Attaching an observer to a model without bindings: an error from ooo_attach_observer (none
  * attached; detaching is fine), an abort with a message from ooo_set_observer. */
 static void test_no_bindings_observer(void **state) {
@@ -1622,6 +1708,7 @@ int main(void) {
     cmocka_unit_test(test_wrong_path_blocks),
     cmocka_unit_test(test_no_bindings),
     cmocka_unit_test(test_no_bindings_observer),
+    cmocka_unit_test(test_blocked_rename),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -329,6 +329,7 @@ static void squash_from(ooo_model *restrict m, uint64_t from, uint64_t now, uint
     }
   st->fq_tail = st->fq_head;
   m->hp_valid = false;
+  st->blk_lane = 0; /* (rename's blocked memo: the queue head goes) */
   if (obs) squash_rob_obs(m, from, now, by, cause);
   else squash_rob_fast(m, from, cause);
   uint64_t new_uop_tail = st->uop_tail;
@@ -1124,42 +1125,116 @@ static uint64_t sched_oldest_fid(ooo_model *restrict m, uint32_t pool) {
 }
 
 /* Why the instruction cannot be dispatched now (OB_NONE if it can); checked in this order.
- * Every resource's use never exceeds its capacity, so a need of 0 always fits. */
+ * Every resource's use never exceeds its capacity, so a need of 0 always fits. A stop is also
+ * noted in the state (blk_*: the first short resource and the need of it) for the next rename
+ * cycle's shortcut (blk_still). */
 static int check_resources_slow(ooo_model *restrict m, const ooo_phdr *p, uint32_t *rid, uint64_t *by) {
-  const ooo_state *st = m->st;
+  ooo_state *st = m->st;
   const ooo_core_config *c = &m->cfg.core;
   *rid = OOO_RID_NONE; /* (the binding of a stop that names no flow or resource) */
   *by = OOO_FID_NONE;
+  int stop;
+  uint32_t lane, need;
   if (st->rob_slots + p->slots > c->rob || st->uop_tail - st->uop_head + p->nu > m->uop_mask + 1 ||
       st->link_avail < p->max_links || st->undo_tail - st->undo_head + p->n_undo > m->undo_mask + 1) {
     *rid = OOO_RID_ROB;
     if (st->rob_head != st->rob_tail) *by = oo_rob(m, st->rob_head)->fid;
-    return OB_ROB_FULL;
+    stop = OB_ROB_FULL;
+    /* (the first short one of the four) */
+    if (st->rob_slots + p->slots > c->rob) {
+      lane = OOO_RES_ROB;
+      need = p->slots;
+    } else if (st->uop_tail - st->uop_head + p->nu > m->uop_mask + 1) {
+      lane = OOO_RES_UOPS;
+      need = p->nu;
+    } else if (st->link_avail < p->max_links) {
+      lane = OOO_RES_LINKS;
+      need = p->max_links;
+    } else {
+      lane = OOO_RES_UNDO;
+      need = p->n_undo;
+    }
+    goto stopped;
   }
   for (uint32_t pl = 0; pl < OOO_NPOOL; pl++)
     if (st->sched_used[pl] + p->need[pl] > m->sched_cap[pl]) {
       *rid = OOO_RID_SCHED + pl * OOO_RID_POOL_STRIDE;
-      return OB_SCHED_FULL;
+      stop = OB_SCHED_FULL;
+      lane = OOO_RES_SCHED + pl;
+      need = p->need[pl];
+      goto stopped;
     }
   if (st->lq_tail - st->lq_head + p->n_ld > c->lq) {
     *rid = OOO_RID_LQ;
     *by = m->lq[st->lq_head & m->lq_mask];
-    return OB_LQ_FULL;
+    stop = OB_LQ_FULL;
+    lane = OOO_RES_LQ;
+    need = p->n_ld;
+    goto stopped;
   }
   if (st->sq_tail - st->sq_head + p->n_st > c->sq) {
     *rid = OOO_RID_SQ;
     *by = m->sq[st->sq_head & m->sq_mask].fid;
-    return OB_SQ_FULL;
+    stop = OB_SQ_FULL;
+    lane = OOO_RES_SQ;
+    need = p->n_st;
+    goto stopped;
   }
   if (p->n_int > st->int_free) {
     *rid = OOO_RID_PRF_INT;
-    return OB_PRF_FULL;
+    stop = OB_PRF_FULL;
+    lane = OOO_RES_INT;
+    need = p->n_int;
+    goto stopped;
   }
   if (p->n_vec > st->vec_free) {
     *rid = OOO_RID_PRF_VEC;
-    return OB_PRF_FULL;
+    stop = OB_PRF_FULL;
+    lane = OOO_RES_VEC;
+    need = p->n_vec;
+    goto stopped;
   }
   return OB_NONE;
+stopped:
+  st->blk_lane = (uint8_t)(lane + 1);
+  st->blk_stop = (uint8_t)stop;
+  st->blk_need = need;
+  st->blk_links = p->max_links;
+  return stop;
+}
+
+/* The free amount of dispatch resource `lane` (OOO_RES_*; links: free link nodes). */
+static inline uint64_t res_free(const ooo_model *m, uint32_t lane) {
+  const ooo_state *st = m->st;
+  const ooo_core_config *c = &m->cfg.core;
+  switch (lane) {
+  case OOO_RES_ROB: return c->rob - st->rob_slots;
+  case OOO_RES_UOPS: return (uint64_t)m->uop_mask + 1 - (st->uop_tail - st->uop_head);
+  case OOO_RES_LINKS: return st->link_avail;
+  case OOO_RES_UNDO: return (uint64_t)m->undo_mask + 1 - (st->undo_tail - st->undo_head);
+  case OOO_RES_LQ: return c->lq - (st->lq_tail - st->lq_head);
+  case OOO_RES_SQ: return c->sq - (st->sq_tail - st->sq_head);
+  case OOO_RES_INT: return st->int_free;
+  case OOO_RES_VEC: return st->vec_free;
+  default: return m->sched_cap[lane - OOO_RES_SCHED] - st->sched_used[lane - OOO_RES_SCHED];
+  }
+}
+
+/* The shortcut of a rename blocked on a resource in its last cycle (disp_wait 1), for queue head
+ * q: 1 when the check that stopped it (the blk_* memo, for this head) would stop it again for the
+ * same reason (blk_stop), 0 when it may not (check them all at once), -1 when there is no memo for
+ * this head (check them the slow way). Between two rename cycles nothing but rename takes a
+ * resource, except link nodes (a load waiting for a store's data takes one at issue): the
+ * resources checked before the noted one, enough then, are enough now unless they are the links
+ * (checked again), so the first short one is still the noted one while it stays short. A squash
+ * (which empties the queue and may refetch the same flow) or a filter change drops the memo; the
+ * flow comparison only guards against a head changed some other way. */
+static inline int blk_still(const ooo_model *m, const ooo_fq *q) {
+  const ooo_state *st = m->st;
+  if (!st->blk_lane || st->blk_fid != q->fid) return -1;
+  uint32_t lane = st->blk_lane - 1u;
+  if (res_free(m, lane) >= st->blk_need) return 0;
+  return lane <= OOO_RES_UNDO || st->link_avail >= st->blk_links; /* (links: first in check order) */
 }
 
 /* The free amount of every dispatch resource (OOO_RES_* lanes), taken at the start of a rename
@@ -1188,9 +1263,40 @@ static void free_take(const ooo_model *m, oo_free *f) {
   f->ok = true;
 }
 
+/* The stop of a plan whose lanes' comparison with the free amounts failed (g0..g2: need > free,
+ * per lane) or whose links do not fit, named from those lanes: the first short one in check
+ * order (the lanes' order; the links count as the ROB lane OOO_RES_LINKS), noted as
+ * check_resources_slow notes it. For the copy without bindings, which needs no flow or resource
+ * for the stall record (~40 host instructions less than the slow path, which ran at nearly every
+ * rename cycle of a run bound by a full scheduler). */
+static int check_resources_lanes(ooo_model *restrict m, const ooo_phdr *p, oo_v4 g0, oo_v4 g1, oo_v4 g2) {
+  static const uint8_t lane_stop[OOO_NRES] = {
+      OB_ROB_FULL, OB_ROB_FULL, OB_ROB_FULL, OB_ROB_FULL, OB_SCHED_FULL, OB_SCHED_FULL,
+      OB_SCHED_FULL, OB_LQ_FULL, OB_SQ_FULL, OB_PRF_FULL, OB_PRF_FULL, OB_NONE};
+  _Static_assert(OOO_RES_SCHED == 4 && OOO_NPOOL == 3 && OOO_RES_LQ == 7 && OOO_RES_SQ == 8 && OOO_RES_INT == 9 &&
+                     OOO_RES_VEC == 10 && OOO_NRES == 12,
+                 "lane_stop: the lanes in check order");
+  ooo_state *st = m->st;
+  /* one bit per lane (lane k: bit k) */
+  oo_v4 b = (g0 & (oo_v4){1, 2, 4, 8}) | (g1 & (oo_v4){16, 32, 64, 128}) | (g2 & (oo_v4){256, 512, 1024, 2048});
+  int32_t bl[4];
+  memcpy(bl, &b, sizeof bl);
+  uint32_t mask = (uint32_t)(bl[0] | bl[1] | bl[2] | bl[3]);
+  mask |= (uint32_t)(st->link_avail < p->max_links) << OOO_RES_LINKS;
+  uint32_t lane = (uint32_t)__builtin_ctz(mask); /* (not 0: the comparison failed) */
+  int stop = lane_stop[lane];
+  st->blk_lane = (uint8_t)(lane + 1);
+  st->blk_stop = (uint8_t)stop;
+  st->blk_need = lane == OOO_RES_LINKS ? p->max_links : (uint32_t)p->needv[lane];
+  st->blk_links = p->max_links;
+  return stop;
+}
+
 /* Why the instruction cannot be dispatched now (OB_NONE if it can): all resources compared at
- * once; the slow path names the first short one in check order. */
-static inline int check_resources(ooo_model *restrict m, oo_free *f, const ooo_phdr *p, uint32_t *rid, uint64_t *by) {
+ * once; the slow path names the first short one in check order (without bindings, unless
+ * OOO_NO_LEAN (`lean` false): named from the lanes). */
+static inline int check_resources(ooo_model *restrict m, oo_free *f, const ooo_phdr *p, uint32_t *rid, uint64_t *by,
+                                  const bool binds, bool lean) {
   if (!f->ok) {
     /* blocked last cycle: most likely still (a memory-bound core waits many cycles), and the
      * slow path alone gives the same answer (its checks are the lanes' and the links') */
@@ -1201,10 +1307,12 @@ static inline int check_resources(ooo_model *restrict m, oo_free *f, const ooo_p
     }
     free_take(m, f);
   }
-  oo_v4 gt = (need_v(p, 0) > f->v0) | (need_v(p, 1) > f->v1) | (need_v(p, 2) > f->v2);
+  oo_v4 g0 = need_v(p, 0) > f->v0, g1 = need_v(p, 1) > f->v1, g2 = need_v(p, 2) > f->v2;
+  oo_v4 gt = g0 | g1 | g2;
   uint64_t w[2];
   memcpy(w, &gt, sizeof w);
   if (__builtin_expect(!(w[0] | w[1]) && p->max_links <= m->st->link_avail, 1)) return OB_NONE;
+  if (!binds && lean) return check_resources_lanes(m, p, g0, g1, g2);
   return check_resources_slow(m, p, rid, by);
 }
 
@@ -1742,6 +1850,21 @@ static inline __attribute__((always_inline)) void dispatch_cycle(ooo_model *rest
   oo_free fr = {0};
   fr.ok = false;
   fr.blocked = st->disp_wait == 1 && lean_ok;
+  if (!binds && fr.blocked && st->fq_head != st->fq_tail) {
+    /* blocked on a resource in the last cycle: if still for the same reason, the cycle renames
+     * nothing and ends as the loop below would end it (same stop, disp_wait stays 1; `rid` and
+     * `by` only feed the stall record, which this copy does not keep); else the queue head
+     * (the one that stopped it: nothing else has renamed since) skips the slow check */
+    int still = blk_still(m, oo_fq(m, st->fq_head));
+    if (still > 0) {
+      stop = st->blk_stop;
+      st->disp_stop = (uint8_t)stop;
+      st->stats.dispatch_stall[stop]++;
+      st->stats.slots[slot_category(m, stop, 0)] += W;
+      return;
+    }
+    if (still == 0) fr.blocked = false;
+  }
   st->disp_wait = 0;
   /* the ROB and micro-op rings are far larger than the host's L1: prefetch (for writing) the
    * entries the next rename cycles fill */
@@ -1790,16 +1913,19 @@ static inline __attribute__((always_inline)) void dispatch_cycle(ooo_model *rest
       stop = OB_SERIAL;
       by = st->serial_fid;
       st->disp_wait = 1;
+      st->blk_lane = 0; /* (not a resource stop: no shortcut next cycle) */
       break;
     }
     if ((pl->rf & RF_SERIAL) && st->rob_head != st->rob_tail) {
       stop = OB_SERIAL;
       by = oo_rob(m, st->rob_head)->fid;
       st->disp_wait = 1;
+      st->blk_lane = 0;
       break;
     }
-    stop = check_resources(m, &fr, pl, &rid, &by); /* (sets rid and by when it stops) */
+    stop = check_resources(m, &fr, pl, &rid, &by, binds, lean_ok); /* (sets rid, by, blk_* when it stops) */
     if (stop != OB_NONE) {
+      st->blk_fid = q->fid;
       if (stop == OB_SCHED_FULL && binds && m->obs)
         by = sched_oldest_fid(m, (rid - OOO_RID_SCHED) / OOO_RID_POOL_STRIDE);
       st->disp_wait = 1;

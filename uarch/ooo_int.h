@@ -400,7 +400,13 @@ typedef struct ooo_state {
   uint8_t mem_wake;         /* the current cycle was chosen only for a memory-system event (all
                                core events are later, no observer): if that event does not call
                                back into the core, the core stages have nothing to do */
-  uint8_t pad4[2];
+  uint8_t blk_lane;         /* rename's last failed resource check (check_resources_slow or
+                               _lanes; for blk_still): 1 + the first short resource (OOO_RES_*),
+                               0 none */
+  uint8_t blk_stop;         /* its OB_* stop */
+  uint32_t blk_need;        /* the fetch-queue head's need of that resource (links: max_links) */
+  uint32_t blk_links;       /* the head's max_links */
+  uint64_t blk_fid;         /* the head it failed for */
   uint64_t wheel_floor;     /* earliest cycle an event may be inserted for */
   /* load/store queues */
   uint64_t lq_head, lq_tail;

@@ -607,6 +607,7 @@ void ooo_set_filter(ooo_model *m, ooo_filter_fn fn, void *ctx) {
   m->filter = fn;
   m->filter_ctx = ctx;
   m->hp_valid = false;
+  st->blk_lane = 0; /* (rename's blocked memo, as the plan) */
   /* Re-read (and re-filter) every correct-path instruction not fetched yet. */
   if (st->win_fetch < st->win_fill) {
     const ooo_win *w = &m->win[st->win_fetch & m->win_mask];
