@@ -43,6 +43,11 @@ typedef uint64_t gtick; /* GUS_TICKS per cycle */
  * Nodes live in a ring indexed by id; an entry is reused only once every member it holds is
  * older than the window (the ring grows otherwise), and stale references are detected by id.
  * Members older than n - R + 1 are dropped: no test ever asks for them (R > Q).
+ * Every set the step of instruction n forms holds n (it comes from a tv_add of n or from a set
+ * that did), so at the next step the front end's, dispatch's and retire's sets end at n - 1, and
+ * no register's or ROB entry's set holds n before n writes its results: the step skips the tests
+ * of tv_add and tv_has_q that these facts decide (tv_next, tv_add_h, tv_has_q_h, use_res), and the
+ * self-check counts every set that breaks them (check_holds).
  * ====================================================================================== */
 
 typedef struct gtv {
@@ -134,6 +139,7 @@ struct gus {
   gnode *nodes;
   uint64_t nmask, nid;
   uint64_t selfcheck_bad, selfcheck_n;
+  uint64_t selfcheck_inv; /* sets that broke what the step's shortcuts assume (check_holds) */
   uint64_t q_steps; /* nodes the taint-queue tests walked beyond their set's head (gus_walk_steps) */
   /* the paths of the taint-queue tests (see "Taint sets"); qw: the nodes a test walked, newest
    * first */
@@ -240,10 +246,12 @@ static uint64_t node_new(gus *g, uint64_t parent, uint64_t lo, uint64_t hi, uint
 
 /* The set *src plus instruction n (never older than any member). When that needs a new node,
  * *src is rewritten to the equivalent materialized form so that later users share the node.
- * The common cases first: a set without a pending interval has hi = TV_NOHI, never n. */
-static ALWAYS_INLINE gtv tv_add(gus *g, gtv *src, uint64_t n) {
+ * The common cases first: a set without a pending interval has hi = TV_NOHI, never n.
+ * HOLDS: *src may hold n already (false: the caller knows it cannot, e.g. a register's set
+ * before the step writes results). */
+static ALWAYS_INLINE gtv tv_add_h(gus *g, gtv *src, uint64_t n, const bool HOLDS) {
   gtv v = *src;
-  if (v.hi == n) return v;
+  if (HOLDS && v.hi == n) return v;
   uint32_t len = tv_len(v);
   if (v.hi + 1 == n && len != TV_NOLEN) {
     /* members older than the window are never asked about: the length saturates at R */
@@ -261,6 +269,26 @@ static ALWAYS_INLINE gtv tv_add(gus *g, gtv *src, uint64_t n) {
   src->nl = id << TV_LEN_BITS | TV_NOLEN;
   gtv r = {n, id << TV_LEN_BITS};
   return r;
+}
+
+static ALWAYS_INLINE gtv tv_add(gus *g, gtv *src, uint64_t n) { return tv_add_h(g, src, n, true); }
+
+/* Self-check: the step's shortcuts (tv_next, tv_add_h and tv_has_q_h without their tests, and
+ * use_res taking its floor's set as it is) rest on which sets hold instruction n: every chain's
+ * and the front end's, dispatch's and retire's after n's step, no register's or ROB entry's
+ * before n's results. Counts v when it does not hold n (with a pending interval ending there) as
+ * `want` says. */
+static ALWAYS_INLINE void check_holds(gus *g, gtv v, uint64_t n, bool want) {
+  const bool holds = v.hi == n && tv_len(v) != TV_NOLEN;
+  g->selfcheck_inv += holds != want;
+}
+
+/* tv_add for a set whose pending interval ends at n - 1 (the front end's, dispatch's and
+ * retire's: every step leaves them holding that step's instruction). */
+static ALWAYS_INLINE gtv tv_next(gus *g, gtv v, uint64_t n) {
+  v.hi = n;
+  v.nl += tv_len(v) < g->R;
+  return v;
 }
 
 /* Whether node x is on a path: which (*ps) and where (*at). */
@@ -465,10 +493,11 @@ found:
 }
 
 /* Is instruction j a member of v? For the taint-queue tests and the final flush: j = n - Q (or,
- * at the end, the queue's instructions in order), never less than the previous call's j. */
-static ALWAYS_INLINE bool tv_has_q(gus *g, gtv v, uint64_t j) {
+ * at the end, the queue's instructions in order), never less than the previous call's j.
+ * NEWEST: v has a pending interval and its hi is newer than j (a set holding n). */
+static ALWAYS_INLINE bool tv_has_q_h(gus *g, gtv v, uint64_t j, const bool NEWEST) {
   const uint32_t len = tv_len(v);
-  if (len != TV_NOLEN && j <= v.hi && j + len >= v.hi) return true;
+  if (NEWEST ? j + len >= v.hi : len != TV_NOLEN && j <= v.hi && j + len >= v.hi) return true;
   const uint64_t id = tv_node(v);
   if (id != g->qx_id) {
     if (!g->pair_ok || (id != g->pair_p && id != g->pair_n)) {
@@ -486,6 +515,8 @@ resolved:;
   if (P->hi < j) path_trim(g, P, j);
   return P->lo <= j;
 }
+
+static ALWAYS_INLINE bool tv_has_q(gus *g, gtv v, uint64_t j) { return tv_has_q_h(g, v, j, false); }
 
 /* tv_has_q by walking the whole chain: the reference the self-check compares against. */
 static bool tv_has_walk(const gus *g, const gtv *v, uint64_t j) {
@@ -805,6 +836,11 @@ bool gus_check_sets(const gus *g, char *msg, size_t n) {
              (unsigned long long)g->selfcheck_bad, (unsigned long long)g->selfcheck_n);
     return false;
   }
+  if (g->selfcheck_inv) {
+    snprintf(msg, n, "%llu sets broke what the step assumes of them (holding instruction n or not)",
+             (unsigned long long)g->selfcheck_inv);
+    return false;
+  }
   /* the paths: chains, oldest first, every node marked with its path and index */
   for (uint32_t k = 0; k < QP_N; k++) {
     const gpath *P = &g->qp[k];
@@ -898,7 +934,7 @@ static ALWAYS_INLINE void ch_regs(gus *g, gch *c, regset_t s, uint64_t n, const 
   if (w >= 0) {
     c->t = ct;
     c->bind = GUS_B_DATA;
-    if (TAINT) c->tv = tv_add(g, &g->rtv[w], n);
+    if (TAINT) c->tv = tv_add_h(g, &g->rtv[w], n, false); /* results are written after the reads */
   }
 }
 
@@ -912,7 +948,7 @@ static ALWAYS_INLINE gtick use_res(gus *g, gtick *avail, gtv *tv, gtick floor_t,
     if (TAINT) *tv = tv_add(g, tv, n);
   } else {
     s = floor_t;
-    if (TAINT) *tv = tv_add(g, floor_tv, n);
+    if (TAINT) *tv = *floor_tv; /* a chain's set always holds n */
   }
   *avail = s + cost;
   return s;
@@ -1088,7 +1124,16 @@ static ALWAYS_INLINE void step_impl(gus *g, uint32_t sid, const trace_insn *ti, 
   gtv Td = TV_EMPTY;
   if (TAINT) {
     const gtv S = *src;
-    Td = tv_add(g, src, n);
+    /* the front end's, dispatch's and retire's sets end at n - 1 (each step extends them or
+     * replaces them with a set holding n; for n = 0 they are empty); a ROB entry's is older */
+    const bool fresh = bd == GUS_R_ROB || !n;
+    Td = fresh ? tv_add_h(g, src, n, false) : tv_next(g, S, n);
+    if (CHECK) {
+      if (fresh) check_holds(g, S, n, false);
+      else check_holds(g, S, n - 1, true);
+      check_holds(g, Td, n, true);
+      for (int r = 0; r < RG_NUM; r++) check_holds(g, g->rtv[r], n, false);
+    }
     g->disp_tv = Td;
     /* Taint queue: n enters, the instruction Q older leaves; it is tainted if it is on the
      * chain that decided n's dispatch. */
@@ -1098,8 +1143,8 @@ static ALWAYS_INLINE void step_impl(gus *g, uint32_t sid, const trace_insn *ti, 
        * it, but S's node is likely on one: test S (the same answer: j < n), then let the new
        * node stand for S's in the tests that follow (the dispatch chain goes on from it). */
       bool in;
-      if (__builtin_expect(tv_node(Td) == tv_node(S), 1)) {
-        in = tv_has_q(g, Td, j);
+      if (__builtin_expect(!fresh || tv_node(Td) == tv_node(S), 1)) {
+        in = tv_has_q_h(g, Td, j, true); /* Td holds n */
       } else {
         in = tv_has_q(g, S, j);
         if (g->qx_id == tv_node(S) && !(g->pair_ok && g->qx_id == g->pair_n)) {
@@ -1145,6 +1190,7 @@ static ALWAYS_INLINE void step_impl(gus *g, uint32_t sid, const trace_insn *ti, 
   unsigned n_st = MS == MS_STORE; /* store accesses: each takes a dispatch slot */
   if (nm) {
     ch_regs(g, &ach, addr, n, TAINT);
+    if (CHECK) check_holds(g, ach.tv, n, true);
     /* ---- loads: one load micro-op per access; the computation waits for all of them */
     for (unsigned k = 0; k < nm && MS != MS_STORE; k++) {
       if (MS == MS_ANY && mv[k].is_store) {
@@ -1153,6 +1199,7 @@ static ALWAYS_INLINE void step_impl(gus *g, uint32_t sid, const trace_insn *ti, 
       }
       gch lc = ach;
       load_access(g, &lc, mv[k].addr, mv[k].size, td, &Td, n, TAINT);
+      if (CHECK) check_holds(g, lc.tv, n, true);
       if (lc.t > cur.t) cur = lc;
     }
   }
@@ -1191,6 +1238,7 @@ static ALWAYS_INLINE void step_impl(gus *g, uint32_t sid, const trace_insn *ti, 
         e->size = size;
         if (TAINT) e->tv = sd.tv;
       }
+      if (CHECK) check_holds(g, sd.tv, n, true);
       store_lines(g, mv[k].addr, size, sd.t, &sd.tv, n, TAINT);
       ch_max(g, &fin, sa.t, &sa.tv, sa.bind, n, TAINT);
       ch_max(g, &fin, sd.t, &sd.tv, sd.bind, n, TAINT);
@@ -1220,7 +1268,8 @@ static ALWAYS_INLINE void step_impl(gus *g, uint32_t sid, const trace_insn *ti, 
     tr = g->ret_avail;
     g->rs[GUS_R_RETIRE].bound++;
     if (TAINT) {
-      g->ret_tv = tv_add(g, &g->ret_tv, n);
+      if (CHECK) check_holds(g, g->ret_tv, n - 1, true);
+      g->ret_tv = tv_next(g, g->ret_tv, n);
       fin.tv = g->ret_tv;
     }
   } else {
@@ -1236,6 +1285,13 @@ static ALWAYS_INLINE void step_impl(gus *g, uint32_t sid, const trace_insn *ti, 
     /* nothing dispatches before a serializing instruction retires */
     g->disp_avail = tr;
     if (TAINT) g->disp_tv = g->ret_tv;
+  }
+  if (CHECK) {
+    check_holds(g, cur.tv, n, true);
+    check_holds(g, fin.tv, n, true);
+    check_holds(g, g->fe_tv, n, true);
+    check_holds(g, g->disp_tv, n, true);
+    check_holds(g, g->ret_tv, n, true);
   }
   g->n = n + 1;
 }
