@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
+#include "tu_gsyn.h"
 
 #include "gus.h"
 #include "gus_int.h"
@@ -15,14 +16,6 @@
 #include "util.h"
 
 /* ---- building streams ------------------------------------------------------------------------ */
-
-typedef struct syn {
-  VEC(dec_insn) dec;
-  VEC(trace_insn) ins;
-  VEC(trace_mem) mem;
-  gus_mem_stream ms;
-  gus_source src;
-} syn;
 
 static uint32_t syn_static(syn *s, int cls, regset_t src, regset_t addr, regset_t dst, const char *text) {
   dec_insn d;
@@ -61,18 +54,6 @@ static void syn_exec(syn *s, uint32_t sid, int n_mem, ...) {
   }
   va_end(ap);
   VEC_PUSH(s->ins, t);
-}
-
-static const gus_source *syn_source(syn *s) {
-  s->ms = (gus_mem_stream){s->dec.a, (uint32_t)s->dec.n, s->ins.a, s->ins.n, s->mem.a};
-  gus_source_mem(&s->src, &s->ms);
-  return &s->src;
-}
-
-static void syn_free(syn *s) {
-  VEC_FREE(s->dec);
-  VEC_FREE(s->ins);
-  VEC_FREE(s->mem);
 }
 
 #define R(x) RG_BIT(RG_##x)
