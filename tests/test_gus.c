@@ -377,7 +377,9 @@ static void test_l1_fill_slot(void **state) {
 /* A serializing instruction drains the window: cycles add up instead of overlapping. */
 /* The L1D keeps LRU by last-use stamps (gus_model.c, l1_access): its misses must be those of a
  * list kept most recent first, on loads over a few lines per set (hits below the most recent
- * way, evictions, empty ways early on), with random ways and sets. */
+ * way, evictions, empty ways early on), with random ways and sets. Up to 512 lines share the
+ * 256-entry way hint (L1_HINT_N), so stale and colliding hints are exercised too: a hinted hit
+ * that skips its stamp, or a hint trusted without its tag, changes the misses. */
 static void test_l1_lru(void **state) {
   (void)state;
   wi_rng rng;

@@ -115,6 +115,9 @@ typedef struct gsinfo {
   uint8_t plain; /* neither serial nor stack: the step's lean copies (run_batch) */
 } gsinfo;
 
+#define L1_HINT_BITS 8
+#define L1_HINT_N (1u << L1_HINT_BITS)
+
 typedef struct gcache {
   uint64_t *tags;  /* [sets * ways], MRU first within a set (L1D: in no order); line + 1, 0 = empty */
   uint32_t sets, ways;
@@ -122,7 +125,9 @@ typedef struct gcache {
    * share sets) stores one stamp instead of moving the ways above it; a line and its data stay
    * in their way. The same LRU order as a list kept MRU-first, so the same hits and victims. */
   uint64_t *stamp; /* [sets * ways]: clock at the way's last use; 0 = never (empty) */
-  uint8_t *mru;    /* [sets]: the way used last (its stamp is the set's largest) */
+  uint32_t *hint;  /* [L1_HINT_N] by line hash: a way index (base + way) that held the line at
+                    * its last use; a guess, checked against tags (streams that share sets hit here
+                    * without a scan of the set's ways) */
   uint64_t clock;  /* uses so far */
   gtick *ready;    /* [sets * ways]: when the line's data arrives (fills in flight) */
   gtv *tv;         /* [sets * ways]: the taint of that arrival (not kept up to date without taint) */
@@ -561,31 +566,36 @@ static ALWAYS_INLINE bool cache_access(gcache *c, uint64_t line) {
  * empty one first); *e is the index of the line's way, of its fill time and taint (ready[*e],
  * tv[*e]). On a miss the caller sets them. */
 static ALWAYS_INLINE bool l1_access(gcache *c, uint64_t line, size_t *e) {
-  const size_t set = (size_t)(line & (c->sets - 1)), base = set * c->ways;
-  const uint64_t *s = c->tags + base, key = line + 1;
-  uint32_t w = c->mru[set];
-  if (s[w] == key) { /* already the most recent: the order stays */
-    *e = base + w;
+  const uint64_t key = line + 1;
+  uint32_t *h = &c->hint[(key * 0x9E3779B97F4A7C15ULL) >> (64 - L1_HINT_BITS)];
+  /* a line sits in one way of its own set only, so a hinted way that holds it is its way */
+  if (c->tags[*h] == key) {
+    *e = *h;
+    c->stamp[*e] = ++c->clock;
     return true;
   }
-  for (w = 0; w < c->ways; w++)
-    if (s[w] == key) break;
-  const bool hit = w < c->ways;
-  if (!hit) {
-    /* the victim: the smallest stamp, the first on ties (only empty ways tie, at 0) */
-    const uint64_t *st = c->stamp + base;
-    uint64_t bt = st[0];
-    w = 0;
+  const size_t base = (size_t)(line & (c->sets - 1)) * c->ways;
+  const uint64_t *s = c->tags + base, *st = c->stamp + base;
+  /* one pass: the line's way, else the victim: the smallest stamp, the first on ties (only
+   * empty ways tie, at 0) */
+  uint32_t w = 0;
+  uint64_t bt = st[0];
+  bool hit = s[0] == key;
+  if (!hit)
     for (uint32_t k = 1; k < c->ways; k++) {
+      if (s[k] == key) {
+        w = k;
+        hit = true;
+        break;
+      }
       bool lt = st[k] < bt;
       bt = lt ? st[k] : bt;
       w = lt ? k : w;
     }
-    c->tags[base + w] = key;
-  }
+  if (!hit) c->tags[base + w] = key;
   c->stamp[base + w] = ++c->clock;
-  c->mru[set] = (uint8_t)w;
   *e = base + w;
+  *h = (uint32_t)*e;
   return hit;
 }
 
@@ -763,7 +773,7 @@ gus *gus_create(const gus_machine *m, uint32_t window, uint32_t n_static, bool t
   }
   cache_init(&g->cache[0], &m->l1d, m->line);
   g->cache[0].stamp = xcalloc((size_t)g->cache[0].sets * g->cache[0].ways, sizeof(uint64_t));
-  g->cache[0].mru = xcalloc(g->cache[0].sets, 1); /* ways <= 64 (gus_machine_check) */
+  g->cache[0].hint = xcalloc(L1_HINT_N, sizeof *g->cache[0].hint);
   g->cache[0].ready = xcalloc((size_t)g->cache[0].sets * g->cache[0].ways, sizeof(gtick));
   g->cache[0].tv = xcalloc((size_t)g->cache[0].sets * g->cache[0].ways, sizeof(gtv));
   for (size_t i = 0; i < (size_t)g->cache[0].sets * g->cache[0].ways; i++) g->cache[0].tv[i] = TV_EMPTY;
@@ -796,7 +806,7 @@ void gus_free(gus *g) {
   free(g->open_row);
   free(g->stlb.tags);
   free(g->cache[0].stamp);
-  free(g->cache[0].mru);
+  free(g->cache[0].hint);
   free(g->cache[0].ready);
   free(g->cache[0].tv);
   free(g->si);
