@@ -639,6 +639,37 @@ static void test_rob_bound_pairs(void **state) {
   }
 }
 
+/* A ROB of one entry: each instruction dispatches in the tick the one before retires (a ROB entry
+ * binds on a tie), so N independent adds take exactly N times as long as one, and every add
+ * after the first is ROB-bound. Through gus_run (the step's copies) and gus_step alike. */
+static void test_rob_one_entry(void **state) {
+  (void)state;
+  gus_machine m;
+  gus_machine_default(&m);
+  m.rob = 1;
+  m.fe_latency = 0; /* the first add dispatches at tick 0 */
+  uint64_t one = 0;
+  for (int n = 1; n <= 1000; n += 999) {
+    syn s = {0};
+    uint32_t a = syn_static(&s, IC_ALU, R(RAX), 0, R(RCX) | R(FLAGS), "add rcx, rax");
+    for (int i = 0; i < n; i++) syn_exec(&s, a, 0);
+    gus_result r, d;
+    wi_err err = {0};
+    if (gus_run(&m, 2, syn_source(&s), &r, &err)) fail_msg("gus_run: %s", err.msg);
+    d = run_direct(&s, &m, 2, 1, 0);
+    if (n == 1) one = r.ticks;
+    assert_true(one > 0);
+    if (r.ticks != n * one || d.ticks != n * one)
+      fail_msg("%d adds: %llu and %llu ticks (by step), want %d x %llu", n, (unsigned long long)r.ticks,
+               (unsigned long long)d.ticks, n, (unsigned long long)one);
+    assert_int_equal(r.res[GUS_R_ROB].bound, n - 1);
+    assert_int_equal(d.res[GUS_R_ROB].bound, n - 1);
+    gus_result_free(&r);
+    gus_result_free(&d);
+    syn_free(&s);
+  }
+}
+
 /* Dispatch sets that alternate between interleaved dependency chains (ROB-bound code with K
  * independent multiply chains; the chains share no live node) must not make each taint-queue
  * test walk a whole chain: the walks stay a few nodes per instruction. The answers are
@@ -1074,6 +1105,7 @@ int main(void) {
     cmocka_unit_test(test_serializing),
     cmocka_unit_test(test_random_streams),
     cmocka_unit_test(test_rob_bound_pairs),
+    cmocka_unit_test(test_rob_one_entry),
     cmocka_unit_test(test_interleaved_chains_walk),
     cmocka_unit_test(test_scaling_monotone),
     cmocka_unit_test(test_taint_off_same_timing),

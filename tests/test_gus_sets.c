@@ -133,9 +133,31 @@ static void test_set_assumptions(void **state) {
   }
 }
 
+/* A dispatch-bound run far longer than the ring of positions R: the dispatch set's pending
+ * interval grows by one each step (tv_next does not cap it) and must stay within R + TV_CLAMP
+ * (gus_check_sets), through gus_step and through gus_run_source's batches alike. */
+static void test_interval_clamp(void **state) {
+  (void)state;
+  syn s = {0};
+  const uint32_t nop = syn_static(&s, IC_NOP, 0, 0, 0, BR_NONE, "nop");
+  const uint32_t alu = syn_static(&s, IC_ALU, RG_BIT(RG_RAX), 0, RG_BIT(RG_RCX), BR_NONE, "op");
+  for (int i = 0; i < 6000; i++) syn_exec(&s, i % 7 ? nop : alu, 0, 0, 0, false, false);
+  gus_machine m;
+  gus_machine_default(&m);
+  m.rob = 40;
+  for (uint32_t window = 1; window <= 2; window++) {
+    char what[80];
+    snprintf(what, sizeof what, "nops (rob %u, window %u)", m.rob, window);
+    run_checked(&s, &m, window, true, what);
+    run_checked(&s, &m, window, false, what);
+  }
+  syn_free(&s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_set_assumptions),
+    cmocka_unit_test(test_interval_clamp),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -189,7 +189,8 @@ struct gus {
   gtv *fbtv;
   gtick ravail[RG_NUM];
   gtv rtv[RG_NUM];
-  gtick *robt; /* [rob]: retire time of the instruction in each ROB entry */
+  gtick *robt; /* [rob]: retire time + 1 of the instruction in each ROB entry (0: never used, so
+                * an entry binds dispatch only once it was: no test of n against rob) */
   gtv *robtv;
   uint32_t rpos;
   gstlf stlf[STLF_N];
@@ -243,7 +244,7 @@ static uint64_t node_new(gus *g, uint64_t parent, uint64_t lo, uint64_t hi, uint
   }
   x->id = id;
   x->hi = hi;
-  x->len = (uint32_t)(hi - lo); /* <= R: pending intervals saturate there (tv_add) */
+  x->len = (uint32_t)(hi - lo); /* < R + TV_CLAMP: pending intervals saturate there (tv_next) */
   x->parent = parent;
   /* mark: any value; the path cannot hold the new id */
   return id;
@@ -259,9 +260,11 @@ static ALWAYS_INLINE gtv tv_add_h(gus *g, gtv *src, uint64_t n, const bool HOLDS
   if (HOLDS && v.hi == n) return v;
   uint32_t len = tv_len(v);
   if (v.hi + 1 == n && len != TV_NOLEN) {
-    /* members older than the window are never asked about: the length saturates at R */
+    /* members older than the window are never asked about: the length saturates at R (and comes
+     * back to R from the longer intervals tv_next leaves between two tv_clamp calls) */
     v.hi = n;
-    v.nl += len < g->R;
+    if (__builtin_expect(len < g->R, 1)) v.nl++;
+    else v.nl -= len - g->R;
     return v;
   }
   if (len == TV_NOLEN) {
@@ -289,11 +292,31 @@ static ALWAYS_INLINE void check_holds(gus *g, gtv v, uint64_t n, bool want) {
 }
 
 /* tv_add for a set whose pending interval ends at n - 1 (the front end's, dispatch's and
- * retire's: every step leaves them holding that step's instruction). */
-static ALWAYS_INLINE gtv tv_next(gus *g, gtv v, uint64_t n) {
+ * retire's: every step leaves them holding that step's instruction). The length is not capped
+ * at R here (one add, no compare): a longer interval holds only members older than the window
+ * besides, so every test answers the same. A set only grows past R through tv_next, along the
+ * front end's, dispatch's and retire's sets (tv_add_h brings what passes through it back to R),
+ * and tv_clamp caps those every TV_CLAMP steps: lengths stay below R + TV_CLAMP < TV_NOLEN. */
+static ALWAYS_INLINE gtv tv_next(gtv v, uint64_t n) {
   v.hi = n;
-  v.nl += tv_len(v) < g->R;
+  v.nl++;
   return v;
+}
+
+/* Steps between tv_clamp calls: R < TV_NOLEN is a multiple of 64, so R + TV_CLAMP < TV_NOLEN. */
+#define TV_CLAMP 32
+
+static inline gtv tv_cap(const gus *g, gtv v) {
+  const uint32_t len = tv_len(v);
+  if (len != TV_NOLEN && len > g->R) v.nl -= len - g->R;
+  return v;
+}
+
+/* Cap the lengths tv_next lets grow (at most every TV_CLAMP steps: see tv_next). */
+static void tv_clamp(gus *g) {
+  g->fe_tv = tv_cap(g, g->fe_tv);
+  g->disp_tv = tv_cap(g, g->disp_tv);
+  g->ret_tv = tv_cap(g, g->ret_tv);
 }
 
 /* Whether node x is on a path: which (*ps) and where (*at). */
@@ -447,9 +470,8 @@ static __attribute__((noinline)) uint32_t q_walk(gus *g, const gnode *x, uint64_
   return s;
 }
 
-/* Make node id (not the last test's) the test's node: false when it is no live node, else
- * qx_*, qs, qf and qf_end describe it, walking its chain to a path if need be. */
-static __attribute__((noinline)) bool q_new(gus *g, uint64_t id, uint64_t j) {
+/* q_new in full (q_new tries its common case first). */
+static __attribute__((noinline)) bool q_new_slow(gus *g, uint64_t id, uint64_t j) {
   const gnode *x = &g->nodes[id & g->nmask];
   if (!id || x->id != id || x->hi < j) return false;
   uint64_t at;
@@ -495,6 +517,40 @@ found:
   g->qp[s].used = j + 1;
   g->qs = s;
   return true;
+}
+
+/* Make node id (not the last test's) the test's node: false when it is no live node, else
+ * qx_*, qs, qf and qf_end describe it, walking its chain to a path if need be.
+ * Most calls (a ROB-bound dispatch tests its ROB entry's set) bring a node newer than every node
+ * on a path whose parent is the newest node, or one just below, of a path without a live base:
+ * q_new_slow's first step, done inline in the tests (the rest is out of line). */
+static ALWAYS_INLINE bool q_new(gus *g, uint64_t id, uint64_t j) {
+  gnode *x = &g->nodes[id & g->nmask];
+  if (id > g->q_top_id && x->id == id && x->hi >= j) { /* id > q_top_id: no path holds it, id != 0 */
+    const uint64_t pid = x->parent;
+    const gnode *p = &g->nodes[pid & g->nmask];
+    uint32_t s;
+    uint64_t pat;
+    if (pid && p->id == pid && p->hi >= j && on_path(g, p, &s, &pat)) {
+      gpath *P = &g->qp[s];
+      if (pat + 1 + QP_CUT >= P->top && !(P->base_id && P->base_hi >= j) && pat + 1 - P->tail <= P->mask) {
+        /* as q_new_slow's loop at its first node: x extends the path (cut above its parent) */
+        P->ids[(pat + 1) & P->mask] = id;
+        x->mark = (uint32_t)((pat + 1) << QP_BITS) | s;
+        P->top = pat + 2;
+        g->q_top_id = id;
+        g->qx_id = id;
+        g->qx_end = x->hi + 1;
+        g->pair_ok = false;
+        g->qf = s;
+        g->qf_end = UINT64_MAX;
+        P->used = j + 1;
+        g->qs = s;
+        return true;
+      }
+    }
+  }
+  return q_new_slow(g, id, j);
 }
 
 /* Is instruction j a member of v? For the taint-queue tests and the final flush: j = n - Q (or,
@@ -824,6 +880,11 @@ uint64_t gus_walk_steps(const gus *g) { return g->q_steps; }
 void gus_set_paths(gus *g, uint32_t n) { g->qp_n = n < 1 ? 1 : n > QP_N ? QP_N : n; }
 
 static bool check_chain(const gus *g, const gtv *v, const char *what, char *msg, size_t n) {
+  if (tv_len(*v) != TV_NOLEN && tv_len(*v) > g->R + TV_CLAMP) {
+    snprintf(msg, n, "%s: pending interval of %u instructions > R + TV_CLAMP = %llu (tv_clamp)", what, tv_len(*v),
+             (unsigned long long)(g->R + TV_CLAMP));
+    return false;
+  }
   uint64_t prev_lo = tv_len(*v) != TV_NOLEN ? v->hi - tv_len(*v) : UINT64_MAX;
   for (uint64_t id = tv_node(*v); id;) {
     const gnode *x = node_get(g, id);
@@ -1121,8 +1182,8 @@ static ALWAYS_INLINE void step_impl(gus *g, uint32_t sid, const trace_insn *ti, 
     src = &g->disp_tv;
   }
   const uint32_t rp = g->rpos;
-  if (n >= g->rob && g->robt[rp] >= td) {
-    td = g->robt[rp];
+  if (g->robt[rp] > td) {
+    td = g->robt[rp] - 1;
     bd = GUS_R_ROB;
     src = &g->robtv[rp];
   }
@@ -1137,7 +1198,7 @@ static ALWAYS_INLINE void step_impl(gus *g, uint32_t sid, const trace_insn *ti, 
     /* the front end's, dispatch's and retire's sets end at n - 1 (each step extends them or
      * replaces them with a set holding n; for n = 0 they are empty); a ROB entry's is older */
     const bool fresh = bd == GUS_R_ROB || !n;
-    Td = fresh ? tv_add_h(g, src, n, false) : tv_next(g, S, n);
+    Td = fresh ? tv_add_h(g, src, n, false) : tv_next(S, n);
     if (CHECK) {
       if (fresh) check_holds(g, S, n, false);
       else check_holds(g, S, n - 1, true);
@@ -1279,7 +1340,7 @@ static ALWAYS_INLINE void step_impl(gus *g, uint32_t sid, const trace_insn *ti, 
     g->rs[GUS_R_RETIRE].bound++;
     if (TAINT) {
       if (CHECK) check_holds(g, g->ret_tv, n - 1, true);
-      g->ret_tv = tv_next(g, g->ret_tv, n);
+      g->ret_tv = tv_next(g->ret_tv, n);
       fin.tv = g->ret_tv;
     }
   } else {
@@ -1287,7 +1348,7 @@ static ALWAYS_INLINE void step_impl(gus *g, uint32_t sid, const trace_insn *ti, 
     if (TAINT) g->ret_tv = fin.tv;
   }
   g->ret_avail = tr + g->cost_ret;
-  g->robt[rp] = tr;
+  g->robt[rp] = tr + 1;
   if (TAINT) g->robtv[rp] = fin.tv;
   if (++g->rpos == g->rob) g->rpos = 0;
   g->last_ret = tr;
@@ -1320,37 +1381,44 @@ static void step_fast(gus *g, uint32_t sid, const trace_insn *ti, const trace_me
 
 void gus_step(gus *g, uint32_t sid, const dec_insn *d, const trace_insn *ti, const trace_mem *mems) {
   if (sid >= g->scap || !g->si[sid].built) prepare_sid(g, sid, d);
+  if (g->taint_on && !(g->n % TV_CLAMP)) tv_clamp(g);
   if (!g->taint_on) step_fast(g, sid, ti, mems);
   else if (g->selfcheck) step_check(g, sid, ti, mems);
   else step_taint(g, sid, ti, mems);
 }
 
 /* Step a batch (the step is inlined: one copy with taint tracking, one without, one with the
- * self-check). Static ids below `ready` have their descriptors built (gus_run_source). */
+ * self-check), TV_CLAMP instructions between tv_clamp calls. Static ids below `ready` have their
+ * descriptors built (gus_run_source). */
 static ALWAYS_INLINE wi_rc run_batch(gus *g, const gus_source *src, const trace_batch *b, uint32_t ready,
                                      wi_err *err, const bool TAINT, const bool CHECK) {
-  for (size_t i = 0; i < b->n; i++) {
-    const trace_insn *ti = &b->insns[i];
-    const uint32_t sid = ti->sid;
-    if (__builtin_expect(sid >= ready, 0) && (sid >= g->scap || !g->si[sid].built)) {
-      const dec_insn *d = sid < src->n_static ? src->decoded(src->ctx, sid) : NULL;
-      if (!d)
-        return wi_fail(err, WI_EINVAL, "gus: instruction %llu has sid %u, not a static instruction of the source",
-                       (unsigned long long)(b->first_index + i), sid);
-      prepare_sid(g, sid, d);
+  for (size_t i0 = 0; i0 < b->n; i0 += TV_CLAMP) {
+    if (TAINT) tv_clamp(g);
+    const size_t i1 = b->n - i0 > TV_CLAMP ? i0 + TV_CLAMP : b->n;
+    for (size_t i = i0; i < i1; i++) {
+      const trace_insn *ti = &b->insns[i];
+      const uint32_t sid = ti->sid;
+      if (__builtin_expect(sid >= ready, 0) && (sid >= g->scap || !g->si[sid].built)) {
+        const dec_insn *d = sid < src->n_static ? src->decoded(src->ctx, sid) : NULL;
+        if (!d)
+          return wi_fail(err, WI_EINVAL, "gus: instruction %llu has sid %u, not a static instruction of the source",
+                         (unsigned long long)(b->first_index + i), sid);
+        prepare_sid(g, sid, d);
+      }
+      /* the common shapes get lean copies of the step */
+      const gsinfo *si = &g->si[sid];
+      if (!ti->n_mem) {
+        if (si->nuops == 1 && si->plain) step_impl(g, sid, ti, b->mems, TAINT, CHECK, MS_NONE, 1, true);
+        else step_impl(g, sid, ti, b->mems, TAINT, CHECK, MS_NONE, -1, false);
+      } else if (ti->n_mem == 1 && !si->nuops && si->plain) {
+        if (b->mems[ti->mem_off].is_store) step_impl(g, sid, ti, b->mems, TAINT, CHECK, MS_STORE, 0, true);
+        else step_impl(g, sid, ti, b->mems, TAINT, CHECK, MS_LOAD, 0, true);
+      } else if (ti->n_mem == 1 && si->nuops == 1 && si->plain && !b->mems[ti->mem_off].is_store) {
+        step_impl(g, sid, ti, b->mems, TAINT, CHECK, MS_LOAD, 1, true);
+      } else step_impl(g, sid, ti, b->mems, TAINT, CHECK, MS_ANY, -1, false);
     }
-    /* the common shapes get lean copies of the step */
-    const gsinfo *si = &g->si[sid];
-    if (!ti->n_mem) {
-      if (si->nuops == 1 && si->plain) step_impl(g, sid, ti, b->mems, TAINT, CHECK, MS_NONE, 1, true);
-      else step_impl(g, sid, ti, b->mems, TAINT, CHECK, MS_NONE, -1, false);
-    } else if (ti->n_mem == 1 && !si->nuops && si->plain) {
-      if (b->mems[ti->mem_off].is_store) step_impl(g, sid, ti, b->mems, TAINT, CHECK, MS_STORE, 0, true);
-      else step_impl(g, sid, ti, b->mems, TAINT, CHECK, MS_LOAD, 0, true);
-    } else if (ti->n_mem == 1 && si->nuops == 1 && si->plain && !b->mems[ti->mem_off].is_store) {
-      step_impl(g, sid, ti, b->mems, TAINT, CHECK, MS_LOAD, 1, true);
-    } else step_impl(g, sid, ti, b->mems, TAINT, CHECK, MS_ANY, -1, false);
   }
+  if (TAINT) tv_clamp(g); /* (gus_step may follow: its clamps come every TV_CLAMP-th instruction) */
   return WI_OK;
 }
 
