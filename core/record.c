@@ -741,6 +741,8 @@ wi_rc rec_run(const rec_opts *o, int argc, char *const argv[], rec_result *res, 
     snprintf(kv, sizeof kv, ",notify=%d", prep.notify_wr);
     append(&plugarg, kv);
   }
+  snprintf(kv, sizeof kv, ",seed=%llu", (unsigned long long)o->seed); /* getrandom(2) bytes */
+  append(&plugarg, kv);
   char seed[32];
   snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed);
   qargv = xcalloc((size_t)argc + 12, sizeof *qargv);
@@ -784,7 +786,10 @@ wi_rc rec_run(const rec_opts *o, int argc, char *const argv[], rec_result *res, 
   if (!t) {
     char why[600];
     snprintf(why, sizeof why, "%s", err->msg);
-    if (res->term_signal)
+    if (res->term_signal == SIGKILL) /* the plugin gets no chance to write: say that, not why the empty file is bad */
+      rc = wi_fail(err, WI_ECHILD, "recording failed: the program was killed by signal %d (%s), which ends "
+                   "QEMU at once: no trace was written", res->term_signal, strsignal(res->term_signal));
+    else if (res->term_signal)
       rc = wi_fail(err, WI_ECHILD, "recording failed: the program was killed by signal %d (%s) "
                    "before the trace could be written (%s)", res->term_signal,
                    strsignal(res->term_signal), why);
@@ -806,6 +811,8 @@ wi_rc rec_run(const rec_opts *o, int argc, char *const argv[], rec_result *res, 
   res->n_raw = ti->n_raw;
   res->n_insns = ti->n_insns;
   res->stream_bytes = ti->stream_bytes;
+  const char *stop = trace_meta(t, "stop");
+  res->stopped_at_exec = stop && !strcmp(stop, "exec");
 
   meta.program = prog_abs;
   meta.args = json_args(argc, argv);

@@ -34,6 +34,7 @@ typedef struct rec_result {
   double run_seconds;    /* wall time of the program under QEMU (recording included) */
   double total_seconds;  /* wall time of everything (finalize included) */
   char *out;             /* the path written (malloc'd) */
+  bool stopped_at_exec;  /* the program called execve: the trace ends there */
 } rec_result;
 
 /* Record argv[0] (a path, or a name looked up in PATH like a shell) with arguments

@@ -90,7 +90,8 @@ void trace_close(trace_t *t); /* accepts NULL */
 
 const trace_info *trace_get_info(const trace_t *t);
 /* Metadata value for key, or NULL. Keys include: program, args (JSON array), recorder,
- * qemu, date, threads, exit, roi. */
+ * qemu, date, threads, exit, roi, stop (why recording ended: exit, max, exec, ...) and, when the
+ * program rewrote code it had run, rewritten. */
 const char *trace_meta(const trace_t *t, const char *key);
 size_t trace_meta_count(const trace_t *t);
 void trace_meta_at(const trace_t *t, size_t i, const char **key, const char **value);

@@ -122,8 +122,9 @@ int cmd_gus(int argc, char **argv) {
   for (uint32_t s = 0; s < r.n_static; s++)
     if (r.count[s]) rows_pc[np++] = (pc_row){s, r.taint[s], r.count[s]};
   qsort(rows_pc, np, sizeof *rows_pc, by_taint);
-  size_t shown = 0;
-  while (shown < np && (top == 0 || shown < top) && rows_pc[shown].taint) shown++;
+  size_t shown = 0, tainted = 0;
+  while (tainted < np && rows_pc[tainted].taint) tainted++; /* sorted by taint, most first */
+  while (shown < tainted && (top == 0 || shown < top)) shown++;
   double ipc = r.cycles ? (double)r.insns / (double)r.cycles : 0;
   int nres = gus_res_count(&m);
   char nb[32];
@@ -196,7 +197,7 @@ int cmd_gus(int argc, char **argv) {
       if (r.res[b].bound) printf("  %-10s %12llu\n", gus_res_name(&m, b, nb, sizeof nb), (unsigned long long)r.res[b].bound);
     printf("  %-10s %12llu\n  %-10s %12llu\n", "data", (unsigned long long)r.bound_data, "memdep",
            (unsigned long long)r.bound_memdep);
-    printf("\ntop PCs by taint (%zu of %zu executed PCs tainted):\n", shown, np);
+    printf("\ntop %zu PCs by taint (%zu of %zu executed PCs tainted):\n", shown, tainted, np);
     printf("  %-18s %10s %10s %6s  %-30s %s\n", "pc", "taint", "count", "frac", "asm", "function");
     for (size_t i = 0; i < shown; i++) {
       const dec_insn *d = trace_decoded(t, rows_pc[i].sid);

@@ -149,7 +149,7 @@ int cmd_info(int argc, char **argv) {
   bool args_ok = args && parse_args(args, &argvv, &n_args);
   double raw = ti->n_raw ? (double)ti->n_raw : 1.0;
   double bpi_file = (double)ti->file_bytes / raw, bpi_stream = (double)ti->stream_bytes / raw;
-  const char *keys[] = {"recorder", "qemu", "date", "exit", "threads", "roi"};
+  const char *keys[] = {"recorder", "qemu", "date", "exit", "threads", "roi", "rewritten"};
 
   if (json) {
     jw w;

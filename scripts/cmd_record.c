@@ -21,7 +21,8 @@ static void usage(FILE *f) {
           "  --max N          record at most N instructions, then let PROG run to its end\n"
           "  --roi ssc        record between SSC marks (mov ebx,111 / mov ebx,222 + 64 67 90)\n"
           "  --roi func:NAME  record the first call of function NAME (main binary) to its return\n"
-          "  --seed N         seed of the guest's randomness (default 0: runs are reproducible)\n"
+          "  --seed N         seed of the guest's randomness: AT_RANDOM and getrandom(2) (default 0:\n"
+          "                   runs are reproducible; /dev/urandom and clocks are not)\n"
           "  --level N        zstd level of the trace (default 3)\n"
           "  --chunk N        instructions per trace chunk (default 262144)\n"
           "  -q, --quiet      no summary line on stderr\n"
@@ -90,6 +91,11 @@ int cmd_record(int argc, char **argv) {
             (unsigned long long)res.file_bytes,
             res.n_raw ? (double)res.stream_bytes / (double)res.n_raw : 0.0);
   }
+  /* Said even with -q: a wrapper script or launcher that execs the real program would
+   * otherwise leave a trace of the wrapper alone without a word. */
+  if (res.stopped_at_exec)
+    fprintf(stderr, "whatif: note: %s called execve; the trace ends there (record the program it runs "
+            "directly)\n", argv[i]);
   int status = res.exit_status;
   if (res.term_signal) {
     fprintf(stderr, "whatif: %s was killed by signal %d (%s); the trace up to it is in %s\n",

@@ -133,6 +133,18 @@ static void test_cli_json(void **state) {
     if (!strstr(out, keys[i])) fail_msg("no %s in: %.400s", keys[i], out);
   free(out);
   free(cmd);
+  /* the text header counts the tainted PCs, not the ones shown (--top) */
+  cmd = xasprintf("%s gus %s --top 2", bin, path);
+  out = tu_run(cmd, &status);
+  assert_int_equal(status, 0);
+  const char *h = strstr(out, "\ntop ");
+  assert_non_null(h);
+  unsigned shown = 0, tainted = 0, executed = 0;
+  assert_int_equal(sscanf(h, "\ntop %u PCs by taint (%u of %u executed PCs tainted)", &shown, &tainted, &executed), 3);
+  assert_int_equal(shown, 2);
+  assert_true(tainted > 2 && tainted <= executed);
+  free(out);
+  free(cmd);
   /* bad input: exit 2 with one line */
   cmd = xasprintf("%s gus %s --window 3x 2>&1", bin, path);
   out = tu_run(cmd, &status);

@@ -924,6 +924,46 @@ static void test_observer(void **state) {
   free(path);
 }
 
+/* Completion bindings of the loop's first instruction, by kind, and how many saw a miss. */
+typedef struct cbind_ctx {
+  uint64_t n[OB_NUM];
+} cbind_ctx;
+static void o_commit_cbind(void *vc, const ooo_commit_ev *e) {
+  if (e->pc == BASE) ((cbind_ctx *)vc)->n[e->bind[OOO_STAGE_COMPLETE].kind]++;
+}
+
+/* A load-op (add rax, [rax]) or read-modify-write (add [rax], 1) instruction whose load misses
+ * is bound at completion by the level that served its load, as a plain load is: its addition
+ * only waited for the load's data (the binding once named the addition's execution). */
+static void test_load_op_binding(void **state) {
+  (void)state;
+  ooo_config c;
+  ooo_config_default(&c);
+  const char *lines[] = {"mov rax, [rax]", "add rax, [rax]", "add qword ptr [rax], 1"};
+  for (size_t k = 0; k < WI_ARRAY_LEN(lines); k++) {
+    chase_ctx cc = {0};
+    char *path = loop_trace(lines[k], 1, 2000, chase_addr, &cc);
+    trace_t *t = tu_open_trace(path);
+    ooo_model *m = tu_ooo_new(t, &c);
+    ooo_observer o;
+    memset(&o, 0, sizeof o);
+    o.commit = o_commit_cbind;
+    cbind_ctx bc;
+    memset(&bc, 0, sizeof bc);
+    ooo_set_observer(m, &o, &bc);
+    tu_ooo_run(m, UINT64_MAX);
+    uint64_t miss = bc.n[OB_L2] + bc.n[OB_LLC] + bc.n[OB_DRAM];
+    print_message("%s: completion bound by exec %llu, l1 %llu, a miss %llu of 2000\n", lines[k],
+                  (unsigned long long)bc.n[OB_EXEC], (unsigned long long)bc.n[OB_L1], (unsigned long long)miss);
+    assert_true(miss > 1500);
+    assert_true(bc.n[OB_EXEC] < 100);
+    ooo_free(m);
+    trace_close(t);
+    unlink(path);
+    free(path);
+  }
+}
+
 /* ---- serializing instructions, unpipelined units, stress --------------------------------------------- */
 
 static void test_serialize_and_divider(void **state) {
@@ -1697,6 +1737,7 @@ int main(void) {
     cmocka_unit_test(test_filter_interventions),
     cmocka_unit_test(test_perfect_mem_and_skipping),
     cmocka_unit_test(test_observer),
+    cmocka_unit_test(test_load_op_binding),
     cmocka_unit_test(test_serialize_and_divider),
     cmocka_unit_test(test_unit_skip),
     cmocka_unit_test(test_rep_string),

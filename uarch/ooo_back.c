@@ -822,13 +822,35 @@ static __attribute__((noinline)) void store_address_known(ooo_model *restrict m,
   }
 }
 
+/* The micro-op at the root of u's chain of last-arriving operands inside its own instruction
+ * (u itself when its last operand came from another instruction or it waited for something
+ * else): the issue binding of the instruction is the root's. */
+static const ooo_uop *chain_root(const ooo_model *restrict m, const ooo_rob *r, const ooo_uop *u) {
+  for (int guard = 0; guard < OOO_MAX_UOPS; guard++) {
+    if (u->bind_kind != OB_OPERAND || u->ready_by == OOO_NIL) break;
+    const ooo_uop *pu = &m->uops[u->ready_by];
+    if (pu->rob != u->rob || pu->seq > u->seq || pu->seq < m->uops[r->uop0 & m->uop_mask].seq) break;
+    u = pu;
+  }
+  return u;
+}
+
+/* The micro-op whose service names an instruction's completion binding, given its last
+ * micro-op and the root of that one's chain (chain_root): the load at the root of a load-op or
+ * read-modify-write instruction (`add rax, [m]`, `add [m], 1`: the operation waited for the
+ * load's data, so the level that served the load bound it, as for a plain load), else last. */
+static inline const ooo_uop *completion_uop(const ooo_uop *last, const ooo_uop *root) {
+  return root->kind == OOO_UOP_LOAD ? root : last;
+}
+
 static void emit_complete(ooo_model *restrict m, const ooo_rob *r, const ooo_uop *u, uint64_t now) {
   ooo_ev e = oo_ev_make(now, r->fid, r->pc, r->sid, OOO_RID_ROB + (uint32_t)(r - m->rob), (r->flags & RF_WRONG) != 0);
   if (u) {
+    const ooo_uop *cu = completion_uop(u, chain_root(m, r, u));
     e.uop = u->idx;
     e.uop_kind = u->kind;
-    e.extra = u->done_kind;
-    e.by_fid = u->fwd_fid;
+    e.extra = cu->done_kind;
+    e.by_fid = cu->fwd_fid;
   } else {
     e.extra = OB_EXEC;
     e.by_fid = OOO_FID_NONE;
@@ -2034,18 +2056,12 @@ static void emit_commit(ooo_model *restrict m, ooo_rob *r, uint64_t now, const o
   e.bind[OOO_STAGE_DISPATCH] = r->bind_dispatch;
   e.bind[OOO_STAGE_COMMIT] = *cb;
   if (r->last_uop != OOO_NIL) {
-    const ooo_uop *u = &m->uops[r->last_uop];
-    e.bind[OOO_STAGE_COMPLETE].kind = u->done_kind;
-    e.bind[OOO_STAGE_COMPLETE].rid = OOO_RID_PORT + u->port;
-    e.bind[OOO_STAGE_COMPLETE].by_fid = u->fwd_fid != OOO_FID_NONE ? u->fwd_fid : r->fid;
+    /* issue: the root of the operand chain inside the instruction; completion: see completion_uop */
+    const ooo_uop *last = &m->uops[r->last_uop], *u = chain_root(m, r, last), *cu = completion_uop(last, u);
+    e.bind[OOO_STAGE_COMPLETE].kind = cu->done_kind;
+    e.bind[OOO_STAGE_COMPLETE].rid = OOO_RID_PORT + cu->port;
+    e.bind[OOO_STAGE_COMPLETE].by_fid = cu->fwd_fid != OOO_FID_NONE ? cu->fwd_fid : r->fid;
     e.bind[OOO_STAGE_COMPLETE].cycle = r->done_cycle;
-    /* issue: follow the operand chain inside the instruction to its root */
-    for (int guard = 0; guard < OOO_MAX_UOPS; guard++) {
-      if (u->bind_kind != OB_OPERAND || u->ready_by == OOO_NIL) break;
-      const ooo_uop *pu = &m->uops[u->ready_by];
-      if (pu->rob != u->rob || pu->seq > u->seq || pu->seq < m->uops[r->uop0 & m->uop_mask].seq) break;
-      u = pu;
-    }
     e.bind[OOO_STAGE_ISSUE].kind = u->bind_kind;
     e.bind[OOO_STAGE_ISSUE].rid = u->bind_kind == OB_OPERAND ? OOO_RID_NONE : u->bind_rid;
     e.bind[OOO_STAGE_ISSUE].by_fid = u->bind_by;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 _Static_assert(sizeof(pl_sigmask) >= sizeof(sigset_t), "pl_sigmask too small");
@@ -21,6 +22,13 @@ void pl_block_signals(pl_sigmask *old) {
 
 void pl_restore_signals(const pl_sigmask *old) {
   pthread_sigmask(SIG_SETMASK, (const sigset_t *)(const void *)old, NULL);
+}
+
+size_t pl_read_self(void *out, const void *addr, size_t n1, size_t n2) {
+  struct iovec local = {out, n1 + n2};
+  struct iovec remote[2] = {{(void *)(uintptr_t)addr, n1}, {(void *)((uintptr_t)addr + n1), n2}};
+  ssize_t got = process_vm_readv(getpid(), &local, 1, remote, n2 ? 2 : 1, 0);
+  return got > 0 ? (size_t)got : 0;
 }
 
 const char *pl_signal_name(int sig) {

@@ -6,6 +6,7 @@
 #define WHATIF_PL_SYS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* Storage for a saved signal mask (a sigset_t is 128 bytes on Linux). */
 typedef struct pl_sigmask {
@@ -25,6 +26,12 @@ void pl_restore_signals(const pl_sigmask *old);
  * which QEMU uses for job control). Returns false when the import is not found (then a crash
  * loses the trace, as before). Call once. */
 bool pl_hook_fatal_kill(void (*hook)(int sig));
+
+/* Copy the n1 bytes at addr and then the n2 bytes after them from the process's own memory
+ * into out, without faulting: returns the bytes copied, n1 + n2, n1 when the second part is
+ * not readable, 0 when the first is not (or the kernel refuses process_vm_readv). Each part
+ * must lie within one page (a part is copied whole or not at all). */
+size_t pl_read_self(void *out, const void *addr, size_t n1, size_t n2);
 
 /* Name of a signal ("Segmentation fault"), for messages. */
 const char *pl_signal_name(int sig);

@@ -8,13 +8,15 @@
  * max=N (raw instructions), roi=all|ssc|func, func=0xADDR (the function's ELF address in the
  * main binary, for roi=func), level=N (zstd level), chunk=N (instructions per chunk),
  * notify=FD (a pipe to the launcher: one line "BIAS LO HI PATH" per object met, so that it can
- * read the object's symbols and debug information while the program runs).
+ * read the object's symbols and debug information while the program runs), seed=N (the bytes
+ * getrandom(2) returns to the program, see on_syscall_ret).
  *
  * QEMU calls a plugin through plain function pointers without a context argument, so the
  * recorder's state is one static struct. It is touched by the first guest thread (vcpu 0)
  * only, except translation, which QEMU serialises; once a second thread exists, a mutex
  * guards the writer against translations made by other threads. */
 
+#include <capstone.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -58,6 +60,13 @@ typedef struct pl_sinfo {
   bool any;        /* every successor is normal (indirect transfers, returns, far ones) */
 } pl_sinfo;
 
+/* The bytes the trace holds for a static instruction (its first translation). */
+typedef struct pl_code {
+  uint8_t len;
+  bool rewritten;  /* a later translation of its pc had other bytes */
+  uint8_t bytes[15];
+} pl_code;
+
 /* A guest address range already looked up in /proc/self/maps. */
 typedef struct pl_range {
   uint64_t lo, hi;
@@ -68,6 +77,7 @@ enum { ROI_ALL = 0, ROI_SSC, ROI_FUNC };
 enum { MARK_NONE = 0, MARK_START, MARK_STOP };
 
 #define SYS_RT_SIGRETURN 15
+#define SYS_GETRANDOM 318
 #define SYS_EXECVE 59
 #define SYS_EXECVEAT 322
 
@@ -96,6 +106,9 @@ static struct pl_state {
   uint32_t prev;         /* static id of the last executed instruction (when have_prev) */
   pl_sinfo *info;        /* by static id */
   size_t n_info;
+  VEC(pl_code) code;     /* by static id: bytes as first translated (the trace's) */
+  uint64_t n_rewritten;  /* static instructions translated again with other bytes */
+  uint64_t rewritten_pc; /* the first of them */
   VEC(pl_range) seen;    /* guest ranges already classified */
   unsigned threads;      /* guest threads started so far (vcpu_init calls) */
   atomic_bool multi;     /* a second guest thread exists: lock around the writer */
@@ -104,6 +117,12 @@ static struct pl_state {
    * two calls into QEMU per access. Written by vcpu 0 only. */
   qemu_plugin_meminfo_t mi_key[64];
   uint32_t mi_val[64];   /* 0: empty */
+  csh cs;                /* instruction lengths at page ends (see full_insn); 0: not opened */
+  uint64_t seed;         /* seed=N: getrandom(2) returns bytes of this stream */
+  atomic_uint_fast64_t rnd_pos; /* bytes of the seeded stream handed out so far */
+  _Atomic uint64_t gbase;       /* host address of guest address 0 (user mode; often 0) */
+  atomic_bool gbase_known;      /* gbase is set (by the first translation) */
+  bool cs_failed;        /* cs_open failed: keep QEMU's bytes */
   pthread_mutex_t lock;
 } R = {.lock = PTHREAD_MUTEX_INITIALIZER, .notify_fd = -1};
 
@@ -217,6 +236,24 @@ static void note_static(uint32_t sid, uint64_t pc, size_t len, const uint8_t *by
                                                                     : s->fall;
 }
 
+/* Keep the bytes of a new static instruction; count one whose pc comes back with other bytes
+ * (code the program rewrote: self-modifying code, a JIT compiler reusing an address). The
+ * trace identifies an instruction by its pc alone and keeps the first bytes, so the later
+ * version is decoded wrongly: finish() says so. */
+static void note_code(uint32_t sid, uint64_t pc, size_t len, const uint8_t *bytes) {
+  if (sid == R.code.n) {
+    pl_code c = {.len = (uint8_t)len};
+    memcpy(c.bytes, bytes, len);
+    VEC_PUSH(R.code, c);
+    return;
+  }
+  if (sid > R.code.n) return; /* cannot happen: static ids are handed out in order */
+  pl_code *c = &R.code.a[sid];
+  if (c->rewritten || (c->len == len && !memcmp(c->bytes, bytes, len))) return;
+  c->rewritten = true;
+  if (!R.n_rewritten++) R.rewritten_pc = pc;
+}
+
 /* Whether next is a normal successor of p (fall-through or transfer_ok), from alt and any. */
 static inline bool normal_next(const pl_sinfo *p, uint64_t next) {
   return next == p->fall || next == p->alt || p->any;
@@ -239,6 +276,36 @@ static int ssc_mark(const uint8_t *b, size_t len, const uint8_t *prev, size_t pr
   else if (haddr && ((uintptr_t)haddr & 4095) >= 5) m = (const uint8_t *)haddr - 5;
   if (!m || m[0] != 0xbb || m[2] || m[3] || m[4]) return MARK_NONE;
   return m[1] == 111 ? MARK_START : m[1] == 222 ? MARK_STOP : MARK_NONE;
+}
+
+/* QEMU 7.2 ends a translation block before an instruction that crosses into the next page
+ * (unless it comes first) but still lists it as the block's last instruction, with only the
+ * bytes it had read from the first page: the 3-byte `cmp eax, 1` at a page's last byte comes
+ * as the single byte 83. Its first translation gives the trace its static entry, so the
+ * instruction would decode as "(bad)" and its successor look like a discontinuity. For an
+ * instruction that may cross (it starts within 15 bytes of its page end), take up to 15 bytes
+ * from guest memory (user mode: guest pages are host pages at a fixed offset, so haddr runs
+ * on into the next page) and its length from Capstone. Returns the length; *bytes is then buf
+ * (or stays QEMU's data when nothing needs correcting or the bytes cannot be read). */
+static size_t full_insn(const struct qemu_plugin_insn *insn, uint64_t pc, size_t len,
+                        const uint8_t **bytes, uint8_t buf[15]) {
+  uint64_t to_end = 4096 - (pc & 4095); /* bytes left on pc's page */
+  if (to_end >= 15 || len > to_end || R.cs_failed) return len;
+  const uint8_t *haddr = qemu_plugin_insn_haddr(insn);
+  if (!haddr) return len;
+  if (!R.cs && cs_open(CS_ARCH_X86, CS_MODE_64, &R.cs) != CS_ERR_OK) {
+    R.cs = 0;
+    R.cs_failed = true;
+    return len;
+  }
+  size_t got = pl_read_self(buf, haddr, (size_t)to_end, 15 - (size_t)to_end);
+  if (got < len || memcmp(buf, *bytes, len) != 0) return len; /* unreadable, or not these bytes */
+  cs_insn *ci = NULL;
+  size_t full = cs_disasm(R.cs, buf, got, pc, 1, &ci) == 1 ? ci->size : 0;
+  cs_free(ci, 1);
+  if (full <= len || full > got) return len;
+  *bytes = buf;
+  return full;
 }
 
 /* ---- mapped objects ---------------------------------------------------------------------- */
@@ -358,6 +425,15 @@ static void finish(const char *why, bool have_next, uint64_t next_pc) {
   else snprintf(buf, sizeof buf, "1");
   tw_meta(R.w, "threads", buf);
   tw_meta(R.w, "stop", why);
+  if (R.n_rewritten) {
+    char rw[160];
+    snprintf(rw, sizeof rw, "%llu executed instruction%s (first at 0x%llx); the trace has the first bytes",
+             (unsigned long long)R.n_rewritten, R.n_rewritten == 1 ? "" : "s", (unsigned long long)R.rewritten_pc);
+    tw_meta(R.w, "rewritten", rw);
+    fprintf(stderr,
+            "whatif: warning: the program rewrote code it had run (self-modifying or JIT code: %s); "
+            "the model decodes the later versions wrongly\n", rw);
+  }
   wi_err err = {0};
   if (tw_close(R.w, &err) != WI_OK) fprintf(stderr, "whatif: writing the trace: %s\n", err.msg);
   R.w = NULL;
@@ -511,12 +587,18 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
     size_t n = qemu_plugin_tb_n_insns(tb);
     const uint8_t *prev = NULL;
     size_t prev_len = 0;
+    uint8_t full[2][15]; /* corrected bytes of this and the previous instruction (prev) */
     for (size_t i = 0; i < n; i++) {
       struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
       uint64_t pc = qemu_plugin_insn_vaddr(insn);
       size_t len = qemu_plugin_insn_size(insn);
       const uint8_t *bytes = qemu_plugin_insn_data(insn);
+      len = full_insn(insn, pc, len, &bytes, full[i & 1]);
       const void *haddr = i == 0 ? qemu_plugin_insn_haddr(insn) : NULL;
+      if (i == 0 && haddr && !atomic_load(&R.gbase_known)) {
+        atomic_store(&R.gbase, (uint64_t)(uintptr_t)haddr - pc);
+        atomic_store(&R.gbase_known, true);
+      }
       if (i == 0) learn_object(pc, haddr);
       uint32_t sid = len >= 1 && len <= 15 ? tw_static(R.w, pc, (uint8_t)len, bytes) : UINT32_MAX;
       if (sid == UINT32_MAX) { /* cannot happen for x86-64 code; never index with it */
@@ -524,6 +606,7 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
                 (unsigned long long)pc, len);
         continue;
       }
+      note_code(sid, pc, len, bytes);
       note_static(sid, pc, len, bytes);
       int mark = ssc_mark(bytes, len, prev, prev_len, haddr);
       qemu_plugin_vcpu_udata_cb_t cb =
@@ -537,10 +620,15 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
   pthread_mutex_unlock(&R.lock);
 }
 
+/* The buffer of the getrandom(2) call this guest thread is in (entry and return callbacks of
+ * a syscall run on the thread that makes it). */
+static _Thread_local uint64_t rnd_buf;
+
 static void on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint64_t a1,
                        uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6,
                        uint64_t a7, uint64_t a8) {
-  (void)id, (void)a1, (void)a2, (void)a3, (void)a4, (void)a5, (void)a6, (void)a7, (void)a8;
+  (void)id, (void)a2, (void)a3, (void)a4, (void)a5, (void)a6, (void)a7, (void)a8;
+  if (num == SYS_GETRANDOM) rnd_buf = a1;
   if (vcpu != 0 || R.child) return;
   if (num == SYS_RT_SIGRETURN) R.sigreturn = true;
   if ((num == SYS_EXECVE || num == SYS_EXECVEAT) && R.phase != P_DONE) {
@@ -549,6 +637,25 @@ static void on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint
     finish("exec", false, 0);
     unlock_if(lk);
   }
+}
+
+/* QEMU's -seed makes the guest's AT_RANDOM bytes reproducible but passes getrandom(2) to the
+ * host, so a program that seeds itself from it (Python's hash secret) ran differently in every
+ * recording. Overwrite what the kernel returned with the next bytes of a stream derived from
+ * seed=N (splitmix64 of the stream position), so that `whatif record --seed N` repeats. */
+static void on_syscall_ret(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, int64_t ret) {
+  (void)id, (void)vcpu;
+  if (num != SYS_GETRANDOM || ret <= 0 || !rnd_buf || !atomic_load(&R.gbase_known)) return;
+  uint8_t *p = (uint8_t *)(uintptr_t)(atomic_load(&R.gbase) + rnd_buf);
+  uint64_t pos = atomic_fetch_add(&R.rnd_pos, (uint64_t)ret);
+  for (int64_t i = 0; i < ret; i++, pos++) {
+    uint64_t z = R.seed + (pos / 8 + 1) * 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    p[i] = (uint8_t)(z >> (8 * (pos % 8)));
+  }
+  rnd_buf = 0;
 }
 
 static void on_vcpu_init(qemu_plugin_id_t id, unsigned int vcpu) {
@@ -639,6 +746,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
     if (kl == 3 && !strncmp(a, "out", kl)) out = v;
     else if (kl == 4 && !strncmp(a, "skip", kl)) ok = arg_u64(v, &R.skip);
     else if (kl == 3 && !strncmp(a, "max", kl)) ok = arg_u64(v, &R.max);
+    else if (kl == 4 && !strncmp(a, "seed", kl)) ok = arg_u64(v, &R.seed);
     else if (kl == 4 && !strncmp(a, "func", kl)) ok = arg_u64(v, &R.func_vaddr) && R.func_vaddr;
     else if (kl == 5 && !strncmp(a, "level", kl)) ok = arg_u64(v, &level) && level <= 22;
     else if (kl == 5 && !strncmp(a, "chunk", kl)) ok = arg_u64(v, &chunk) && chunk <= UINT32_MAX;
@@ -695,6 +803,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
   qemu_plugin_register_vcpu_init_cb(id, on_vcpu_init);
   qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
   qemu_plugin_register_vcpu_syscall_cb(id, on_syscall);
+  qemu_plugin_register_vcpu_syscall_ret_cb(id, on_syscall_ret);
   qemu_plugin_register_atexit_cb(id, on_atexit, NULL);
   return 0;
 }
