@@ -564,6 +564,16 @@ static void test_seeded_getrandom(void **state) {
   free(probe);
 }
 
+/* Records the probe's plain run into t and checks the recorder said nothing (the notes and
+ * warnings the tests below look for appear only when their cause does). */
+static void record_plain_quiet(rec_env *e, const char *t, const char *probe) {
+  char *args = xasprintf("-q -o '%s' -- '%s' exit 0", t, probe), *errtxt = NULL;
+  assert_int_equal(record(e, NULL, NULL, args, NULL, &errtxt), 0);
+  assert_string_equal(errtxt, "");
+  free(errtxt);
+  free(args);
+}
+
 /* Code the program rewrites after running it (a JIT reusing an address) cannot be told apart in
  * the trace, which keeps an instruction's first bytes: the recorder warns in one line and says so
  * in the metadata; a program that does not has no such key. */
@@ -582,14 +592,10 @@ static void test_rewritten_code(void **state) {
   free(out);
   free(errtxt);
   free(args);
-  args = xasprintf("-q -o '%s' -- '%s' exit 0", t, probe);
-  assert_int_equal(record(e, NULL, NULL, args, NULL, &errtxt), 0);
-  assert_string_equal(errtxt, "");
+  record_plain_quiet(e, t, probe);
   tr = open_ok(t);
   assert_null(trace_meta(tr, "rewritten"));
   trace_close(tr);
-  free(errtxt);
-  free(args);
   unlink(t);
   free(t);
   free(probe);
@@ -609,11 +615,7 @@ static void test_exec_note(void **state) {
   free(out);
   free(errtxt);
   free(args);
-  args = xasprintf("-q -o '%s' -- '%s' exit 0", t, probe);
-  assert_int_equal(record(e, NULL, NULL, args, NULL, &errtxt), 0);
-  assert_string_equal(errtxt, "");
-  free(errtxt);
-  free(args);
+  record_plain_quiet(e, t, probe);
   unlink(t);
   free(t);
   free(probe);
