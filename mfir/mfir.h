@@ -51,6 +51,9 @@ enum {
   MK_EVICTED,          /* root-cause hop: a load missed because another flow's fill evicted
                           its line (from memtx.evictor) */
   MK_BASE,             /* cycle stacks: the commit cycle itself */
+  MK_FETCH_SLOT,       /* F: fetched when a fetch-queue entry freed: the rename (D) of the flow
+                          that held the entry, fe.fetch_queue entries earlier (a full queue:
+                          back-pressure from rename) */
   MK_END
 };
 /* Name of a kind (OB_* or MK_*): "rob_full", "operand", "fetch_order", ...; "?" if unknown. */
@@ -86,7 +89,8 @@ typedef struct mfir_rec {
   uint8_t kind[MFIR_NSTAGE];/* binding kind of D, I, C, R (kind[MFIR_F] unused: derived) */
   uint32_t rid[MFIR_NSTAGE];/* binding resource (OOO_RID_NONE if none) */
   int64_t by[MFIR_NSTAGE];  /* binding flow (MFIR_NOFID if none); for R of a squashed flow the
-                               flow whose resolution squashed it */
+                               flow whose resolution squashed it; for F the flow whose rename
+                               freed the fetch-queue entry this one took */
   bool wrong;               /* wrong-path flow */
 } mfir_rec;
 
@@ -104,8 +108,9 @@ typedef struct mfir_hop_t {
 } mfir_hop_t;
 
 /* The node (r, stage) waited for: the last-arriving of the constraint its binding names (when
- * known and not later than the node) and the flow's own previous reached stage. For F: the later
- * of the previous correct-path fetch and the redirecting flow's completion. So every walk is
+ * known and not later than the node) and the flow's own previous reached stage. For F: the latest
+ * of the previous correct-path fetch, the redirecting flow's completion and the rename of the flow
+ * whose fetch-queue entry it took (ties in that order of preference, the other way round). So every walk is
  * monotone and ends, and an edge never names a constraint that was met before the flow's own
  * previous stage. */
 mfir_hop_t mfir_hop(const mfir_rec *r, int stage, mfir_get_fn get, void *ctx);

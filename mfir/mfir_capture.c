@@ -125,7 +125,7 @@ static cap_pend *pend_new(mfir_capture *c, uint64_t fid, uint64_t pc, uint32_t s
   /* (no read of a wrong-path entry: its old contents do not matter, and the load would miss) */
   uint8_t refetched = !(fid & OOO_FID_WRONG) && p->fid == fid && p->refetched;
   *p = (cap_pend){.fid = fid, .pc = pc, .t = {MFIR_NOTIME, MFIR_NOTIME, MFIR_NOTIME, MFIR_NOTIME},
-                  .d_by = OOO_FID_NONE, .sid = sid, .refetched = refetched};
+                  .d_by = OOO_FID_NONE, .f_by = OOO_FID_NONE, .sid = sid, .refetched = refetched};
   return p;
 }
 
@@ -259,6 +259,7 @@ static void write_flow(mfir_capture *c, mfir_rec *r, uint64_t pc, uint32_t rob, 
   }
   if (prod)
     for (int k = 0; k < 3; k++) v[FC_P1 + k] = fid_or_null(prod[k]);
+  v[FC_F_BY] = fid_or_null(r->by[MFIR_F]);
 }
 
 /* Register producers of a committed correct-path instruction, in program order. */
@@ -311,6 +312,7 @@ static void on_fetch(void *ctx, const ooo_ev *e) {
   mfir_capture *c = ctx;
   cap_pend *p = pend_new(c, e->fid, e->pc, e->sid);
   p->t[MFIR_F] = e->cycle;
+  p->f_by = e->by_fid;
   if (e->fid & OOO_FID_WRONG) wq_see(c, e->fid & ~OOO_FID_WRONG);
 }
 
@@ -360,7 +362,7 @@ static void on_commit(void *ctx, const ooo_commit_ev *e) {
   r->t[MFIR_I] = ntime(e->issue_cycle);
   r->t[MFIR_C] = ntime(e->complete_cycle);
   r->t[MFIR_R] = e->cycle;
-  r->by[MFIR_F] = MFIR_NOFID;
+  r->by[MFIR_F] = p ? mfir_db_fid(p->f_by) : MFIR_NOFID;
   for (int s = 0; s < OOO_NSTAGE; s++) {
     r->kind[s + 1] = e->bind[s].kind;
     r->rid[s + 1] = e->bind[s].rid;

@@ -46,25 +46,32 @@ mfir_hop_t mfir_hop(const mfir_rec *r, int stage, mfir_get_fn get, void *ctx) {
   uint32_t rid = stage == MFIR_F ? OOO_RID_NONE : r->rid[stage];
 
   if (stage == MFIR_F) {
-    /* Fetch: after the previous correct-path fetch, or after the redirecting flow resolved (a
-     * flow refetched after a machine clear names itself: not a redirect) — whichever came
-     * last. A wrong-path flow was fetched down the path its mispredicted branch predicted. */
-    cand a = {{0, 0}, {0, 0}, {0, 0}, 0}, b = a;
+    /* Fetch: after the previous correct-path fetch, after the redirecting flow resolved (a flow
+     * refetched after a machine clear names itself: not a redirect), or after the rename that
+     * freed its fetch-queue entry (a full queue) — whichever came last. Ties: the redirect, then
+     * the entry (rename runs before fetch in a cycle, so an entry freed in the cycle of the
+     * previous fetch was free for this one: fetch bandwidth held it back, not the queue). A
+     * wrong-path flow was fetched down the path its mispredicted branch predicted. */
+    cand a = {{0, 0}, {0, 0}, {0, 0}, 0}, b = a, q = a;
     if (r->wrong) {
       add(&a, r->by[MFIR_R], MFIR_F, MK_WRONG_PATH);
     } else {
       if (r->kind[MFIR_D] == OB_FRONTEND && r->by[MFIR_D] != MFIR_NOFID && r->by[MFIR_D] != r->fid)
         add(&a, r->by[MFIR_D], MFIR_C, MK_REDIRECT);
       if (r->fid > 0) add(&b, r->fid - 1, MFIR_F, MK_FETCH_ORDER);
+      add(&q, r->by[MFIR_F], MFIR_D, MK_FETCH_SLOT);
     }
-    int ka = -1, kb = -1;
+    int ka = -1, kb = -1, kq = -1;
     uint64_t ta = first_valid(r, stage, &a, get, ctx, t, &ka);
     uint64_t tb = first_valid(r, stage, &b, get, ctx, t, &kb);
+    uint64_t tq = first_valid(r, stage, &q, get, ctx, t, &kq);
     const cand *w = NULL;
     int k = -1;
     uint64_t tt = 0;
-    if (ta != MFIR_NOTIME && (tb == MFIR_NOTIME || ta >= tb)) {
+    if (ta != MFIR_NOTIME && (tb == MFIR_NOTIME || ta >= tb) && (tq == MFIR_NOTIME || ta >= tq)) {
       w = &a, k = ka, tt = ta;
+    } else if (tq != MFIR_NOTIME && (tb == MFIR_NOTIME || tq > tb)) {
+      w = &q, k = kq, tt = tq;
     } else if (tb != MFIR_NOTIME) {
       w = &b, k = kb, tt = tb;
     }
@@ -72,19 +79,27 @@ mfir_hop_t mfir_hop(const mfir_rec *r, int stage, mfir_get_fn get, void *ctx) {
     h.fid = w->fid[k];
     h.stage = w->stage[k];
     h.kind = w->kind[k];
-    h.rid = h.kind == MK_REDIRECT ? r->rid[MFIR_D] : OOO_RID_NONE;
+    h.rid = h.kind == MK_REDIRECT ? r->rid[MFIR_D] : h.kind == MK_FETCH_SLOT ? OOO_RID_FETCH : OOO_RID_NONE;
     h.cycles = t - tt;
     return h;
   }
 
   cand c = {{0, 0}, {0, 0}, {0, 0}, 0};
   int own = kind; /* the kind of an edge to the flow's own previous stage */
+  bool late = false; /* the named node comes before the release it stands for */
   switch (stage) {
   case MFIR_D:
     own = OB_FRONTEND;
     switch (kind) {
-    case OB_ROB_FULL: case OB_LQ_FULL: case OB_SQ_FULL: case OB_PRF_FULL: case OB_SERIAL:
+    case OB_ROB_FULL: case OB_LQ_FULL: case OB_PRF_FULL: case OB_SERIAL:
       add(&c, by, MFIR_R, kind);
+      break;
+    case OB_SQ_FULL:
+      /* A store's entry frees when its write is done, after its commit: named by the stall in
+       * effect, it still held the entry then even if it committed before this flow was fetched
+       * (a queue full of committed stores waiting for memory). */
+      add(&c, by, MFIR_R, kind);
+      late = true;
       break;
     case OB_SCHED_FULL: /* the entry frees when its micro-op issues, or when it is squashed */
       add(&c, by, MFIR_I, kind);
@@ -137,7 +152,7 @@ mfir_hop_t mfir_hop(const mfir_rec *r, int stage, mfir_get_fn get, void *ctx) {
   uint64_t tt = first_valid(r, stage, &c, get, ctx, t, &k);
   /* The last-arriving constraint binds: the named one unless the flow's own previous stage came
    * later (the model's constraint was already met) or the named node is unknown. */
-  if (tt != MFIR_NOTIME && (ps < 0 || tt >= r->t[ps])) {
+  if (tt != MFIR_NOTIME && (ps < 0 || tt >= r->t[ps] || late)) {
     const mfir_rec *o = c.fid[k] == r->fid ? r : get(ctx, c.fid[k]);
     h.fid = o->fid;
     h.stage = c.stage[k];

@@ -42,6 +42,7 @@ static const struct {
   {MK_START, "start", -1},
   {MK_EVICTED, "evicted", -1},
   {MK_BASE, "base", -1},
+  {MK_FETCH_SLOT, "fetch_slot", MFIR_F},
 };
 _Static_assert((int)OB_NUM <= (int)MK_FETCH_ORDER, "MFIR kinds must follow the model's binding kinds");
 _Static_assert(MK_END < 256, "kinds are stored in a byte");

@@ -218,7 +218,7 @@ static int load_row(void *ctx, int64_t rowid, const int64_t *v, int ncols) {
   memset(r, 0, sizeof *r);
   r->fid = fid;
   for (int k = 0; k < MFIR_NSTAGE; k++) r->t[k] = v_time(v[FC_FETCH + k]);
-  r->by[MFIR_F] = MFIR_NOFID;
+  r->by[MFIR_F] = v[FC_F_BY]; /* NULL (MFIR_NOFID) in files written before the column */
   for (int k = 0; k < 4; k++) {
     const int64_t *b = v + FC_D_KIND + 4 * k; /* kind, by, rid, cyc */
     r->kind[MFIR_D + k] = b[0] == MW_NULL ? 0 : (uint8_t)b[0];
@@ -236,7 +236,7 @@ wi_rc rd_load_flows(mfir_db *d, wi_err *err) {
   d->flow_pc = xcalloc(nc, sizeof *d->flow_pc);
   for (size_t i = 0; i < nc; i++) d->flows[i].fid = MFIR_NOFID;
   load_ctx l = {d, err, WI_OK};
-  wi_rc rc = rd_scan(d, MT_FLOW, FC_R_RID + 1, load_row, &l, err); /* no producers */
+  wi_rc rc = rd_scan(d, MT_FLOW, FC_NUM, load_row, &l, err); /* (f_by is the last column) */
   if (!rc) rc = l.rc;
   if (!rc && d->n_flows != nc)
     rc = wi_fail(err, WI_ECORRUPT, "%s: cflow holds %zu of the window's %zu instructions", d->path, d->n_flows, nc);

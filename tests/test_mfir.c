@@ -90,6 +90,16 @@ static mfir_db *open_mfir(const char *path) {
   return d;
 }
 
+/* The end of a test that walked a database built from a trace: frees and removes all four. */
+static void done_walk(mfir_critical *c, mfir_db *d, char *path, char *trace) {
+  mfir_critical_free(c);
+  mfir_close(d);
+  unlink(path);
+  free(path);
+  unlink(trace);
+  free(trace);
+}
+
 static bool chain_has(const mfir_critical *c, int kind, int64_t to) {
   for (size_t i = 0; i < c->n_chain; i++)
     if (c->chain[i].kind == kind && c->chain[i].to_fid == to) return true;
@@ -222,6 +232,58 @@ static void test_hop_rules(void **state) {
   s.r[1].by[MFIR_I] = 99;
   h = mfir_hop(&s.r[1], MFIR_I, recs_get, &s);
   assert_true(h.fid == 11 && h.stage == MFIR_D && h.corrected);
+}
+
+/* Fetch after the rename that freed its fetch-queue entry; a full store queue waits for a store's
+ * write, which comes after its commit. */
+static void test_hop_queues(void **state) {
+  (void)state;
+  recs s = {.n = 4};
+  s.r[0] = mkrec(10, 0, 30, 31, 32, 33);  /* held the entry flow 13 took */
+  s.r[1] = mkrec(11, 2, 35, 36, 37, 38);
+  s.r[2] = mkrec(12, 20, 40, 41, 42, 43);
+  s.r[3] = mkrec(13, 30, 44, 45, 46, 47);
+  s.r[3].by[MFIR_F] = 10;
+  /* the entry freed (rename of 10 at 30) after the previous fetch (20): back-pressure */
+  mfir_hop_t h = mfir_hop(&s.r[3], MFIR_F, recs_get, &s);
+  assert_true(h.fid == 10 && h.stage == MFIR_D && h.kind == MK_FETCH_SLOT && h.cycles == 0);
+  /* freed in the cycle of the previous fetch: it was free for this one too (fetch bandwidth) */
+  s.r[2].t[MFIR_F] = 30;
+  h = mfir_hop(&s.r[3], MFIR_F, recs_get, &s);
+  assert_true(h.fid == 12 && h.stage == MFIR_F && h.kind == MK_FETCH_ORDER && h.cycles == 0);
+  /* freed before the previous fetch: fetch order */
+  s.r[2].t[MFIR_F] = 29;
+  s.r[0].t[MFIR_D] = 25;
+  h = mfir_hop(&s.r[3], MFIR_F, recs_get, &s);
+  assert_true(h.fid == 12 && h.kind == MK_FETCH_ORDER && h.cycles == 1);
+  /* a redirect that came last wins */
+  s.r[0].t[MFIR_D] = 30;
+  s.r[3].by[MFIR_D] = 11; /* delivered after 11's redirect (resolved at 30, as the entry freed) */
+  s.r[1].t[MFIR_C] = 30;
+  h = mfir_hop(&s.r[3], MFIR_F, recs_get, &s);
+  assert_true(h.fid == 11 && h.stage == MFIR_C && h.kind == MK_REDIRECT && h.cycles == 0);
+  s.r[3].by[MFIR_D] = MFIR_NOFID;
+  /* a wrong-path flow's fetch follows its branch, whatever entry it took */
+  s.r[3].wrong = true;
+  s.r[3].by[MFIR_R] = 11;
+  s.r[3].kind[MFIR_R] = MK_SQUASH_BRANCH;
+  s.r[1].t[MFIR_F] = 2;
+  h = mfir_hop(&s.r[3], MFIR_F, recs_get, &s);
+  assert_true(h.fid == 11 && h.kind == MK_WRONG_PATH);
+  s.r[3].wrong = false;
+  s.r[3].kind[MFIR_R] = OB_COMPLETION;
+  s.r[3].by[MFIR_R] = MFIR_NOFID;
+  /* store queue full of a store that committed (at 33) before this flow was fetched (30 < 33, so
+   * fetch at 35): the store's entry is still held, the edge goes to its commit */
+  s.r[3].t[MFIR_F] = 35;
+  s.r[3].kind[MFIR_D] = OB_SQ_FULL;
+  s.r[3].by[MFIR_D] = 10;
+  h = mfir_hop(&s.r[3], MFIR_D, recs_get, &s);
+  assert_true(h.fid == 10 && h.stage == MFIR_R && h.kind == OB_SQ_FULL && h.cycles == 11 && !h.corrected);
+  /* a full ROB whose head committed before the flow arrived did not hold it: its own fetch */
+  s.r[3].kind[MFIR_D] = OB_ROB_FULL;
+  h = mfir_hop(&s.r[3], MFIR_D, recs_get, &s);
+  assert_true(h.fid == 13 && h.stage == MFIR_F && h.kind == OB_FRONTEND && h.cycles == 9 && h.corrected);
 }
 
 /* ---- a hand-made event stream --------------------------------------------------------------------- */
@@ -820,12 +882,7 @@ static void test_chain_is_critical(void **state) {
   assert_true(other <= 2); /* the loop's tail after the last imul */
   assert_true(exec_cycles == 3 * n_imul);
   assert_true(imul_cycles * 100 >= c.total * 97);
-  mfir_critical_free(&c);
-  mfir_close(d);
-  unlink(path);
-  free(path);
-  unlink(trace);
-  free(trace);
+  done_walk(&c, d, path, trace);
 }
 
 /* ---- on the model: branches and loads; top-down, stacks, window equality, Kanata ------------------------ */
@@ -1168,12 +1225,60 @@ static void test_eviction_named(void **state) {
   assert_int_equal(c.root_fid, 12);
   assert_int_equal(c.root_kind, MK_EVICTED);
   assert_int_equal(c.root_pc, ctx.first + 11 * 4);
-  mfir_critical_free(&c);
-  mfir_close(d);
-  unlink(path);
-  free(path);
-  unlink(trace);
-  free(trace);
+  done_walk(&c, d, path, trace);
+}
+
+/* Stores to a new line each iteration: the store queue fills with committed stores waiting for
+ * their lines, rename stops on it, the fetch queue fills behind. Every fetch names the rename that
+ * freed its entry, and the critical path goes through the store queue, not along fetch order. */
+static void seq_store_mem(void *vctx, uint64_t pc, int slot, uint64_t *addr, uint32_t *size, bool *is_store) {
+  (void)pc;
+  (void)slot;
+  (void)size;
+  uint64_t *n = vctx;
+  if (*is_store) *addr = 0x30000000ULL + 64 * (*n)++;
+}
+
+static void test_back_pressure(void **state) {
+  (void)state;
+  tbuild *tb = build("loop:\n  mov [rdi], rax\n  add rdi, 64\n  dec rcx\n  jnz loop\ndone:\n  nop\n");
+  uint64_t n = 0;
+  tb_loop(tb, "loop", "done", 20000, seq_store_mem, &n);
+  tb_exec(tb, tb_label(tb, "done"), NULL, 0);
+  char *trace = write_trace(tb);
+  uint64_t store_pc = tb_label(tb, "loop");
+  tb_free(tb);
+  ooo_config cfg;
+  ooo_config_default(&cfg);
+  char *path = build_db(trace, &cfg, 0, UINT64_MAX, NULL);
+  sqlite3 *db = db_open(path);
+  /* the first fetch_queue fetches took fresh entries; every later one names a flow renamed no
+   * later than it was fetched: fetch_queue flows earlier (a wrong-path one only after the loop's
+   * exit mispredicted) */
+  assert_true(q1(db, "SELECT count(*) FROM cflow WHERE f_by IS NULL") <= cfg.fe.fetch_queue);
+  assert_int_equal(q1(db, "SELECT count(*) FROM cflow c JOIN cflow p ON p.fid = c.f_by WHERE p.dispatch > c.fetch"), 0);
+  char sql[160];
+  snprintf(sql, sizeof sql, "SELECT count(*) FROM cflow WHERE f_by >= 0 AND f_by != fid - %u", cfg.fe.fetch_queue);
+  assert_int_equal(q1(db, sql), 0);
+  assert_true(q1(db, "SELECT count(*) FROM cflow WHERE d_kind = 5") > 1000); /* sq_full */
+  sqlite3_close(db);
+  mfir_db *d = open_mfir(path);
+  mfir_critical c;
+  wi_err err;
+  assert_int_equal(mfir_critical_path(d, "end", &c, &err), WI_OK);
+  uint64_t sq = 0, order = 0, store = 0;
+  for (size_t i = 0; i < c.n_kind; i++) {
+    if (c.by_kind[i].key == OB_SQ_FULL) sq = c.by_kind[i].cycles;
+    if (c.by_kind[i].key == MK_FETCH_ORDER) order = c.by_kind[i].cycles;
+  }
+  for (size_t i = 0; i < c.n_pc; i++)
+    if (c.by_pc[i].key == store_pc) store = c.by_pc[i].cycles;
+  print_message("store stream: %llu cycles; sq_full %.1f%%, fetch_order %.1f%%, the store's PC %.1f%%\n",
+                (unsigned long long)c.total, 100.0 * (double)sq / (double)c.total,
+                100.0 * (double)order / (double)c.total, 100.0 * (double)store / (double)c.total);
+  assert_true(sq * 2 > c.total);
+  assert_true(order * 10 < c.total);
+  done_walk(&c, d, path, trace);
 }
 
 /* A loop whose exit branch was not taken ten times; on the eleventh it is taken, but its load misses
@@ -1244,18 +1349,14 @@ static void test_wrong_path_fills_scheduler(void **state) {
   print_message("longest dispatch stall: flow %lld, %llu cycles, root %lld via %s\n", (long long)c.symptom_fid,
                 (unsigned long long)c.total, (long long)c.root_fid, mfir_kind_name(c.root_kind));
   assert_int_equal(c.root_fid, branch);
-  mfir_critical_free(&c);
-  mfir_close(d);
-  unlink(path);
-  free(path);
-  unlink(trace);
-  free(trace);
+  done_walk(&c, d, path, trace);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_kind_names),
     cmocka_unit_test(test_hop_rules),
+    cmocka_unit_test(test_hop_queues),
     cmocka_unit_test(test_handmade_tables),
     cmocka_unit_test(test_wrong_path_order),
     cmocka_unit_test(test_bad_inputs),
@@ -1266,6 +1367,7 @@ int main(void) {
     cmocka_unit_test(test_kanata),
     cmocka_unit_test(test_eviction_named),
     cmocka_unit_test(test_wrong_path_fills_scheduler),
+    cmocka_unit_test(test_back_pressure),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

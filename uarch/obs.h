@@ -160,7 +160,9 @@ typedef struct ooo_ev {
                           wrong-path flows have no commit event);
                           issue: latency in cycles; complete: OB_* completion kind */
   uint64_t by_fid;     /* squash: the flow whose resolution squashed it; dispatch: the flow
-                          named by its dispatch binding (OOO_FID_NONE if none) */
+                          named by its dispatch binding (OOO_FID_NONE if none); fetch: the flow
+                          whose rename freed the fetch-queue entry this one took (the entry
+                          fe.fetch_queue positions earlier; OOO_FID_NONE for the first ones) */
   uint32_t rid_lq;     /* dispatch: first LQ entry taken (OOO_RID_NONE if none) */
   uint32_t rid_sq;     /* dispatch: first SQ entry taken (OOO_RID_NONE if none) */
   uint8_t n_lq, n_sq;  /* dispatch: LQ / SQ entries taken (consecutive, wrapping) */

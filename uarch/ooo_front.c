@@ -470,8 +470,13 @@ static inline ooo_fq *fq_entry(ooo_model *restrict m, ooo_state *st, uint64_t ta
   return q;
 }
 
+/* (Called with st->fq_tail at q's queue position. The entry fetch_queue positions earlier was
+ * renamed, so its slot became free, before q could be fetched: positions below the head are never
+ * rewritten and the ring holds more than fetch_queue entries, so its flow is still there.) */
 static void fetch_event(ooo_model *restrict m, uint64_t now, const ooo_fq *q, const ooo_tmpl *t, bool wrong) {
   ooo_ev e = oo_ev_make(now, q->fid, q->pc, t->sid, OOO_RID_FETCH, wrong);
+  const uint64_t pos = m->st->fq_tail, cap = m->cfg.fe.fetch_queue;
+  e.by_fid = pos >= cap ? oo_fq(m, pos - cap)->fid : OOO_FID_NONE;
   m->obs->fetch(m->obs_ctx, &e);
 }
 

@@ -231,7 +231,7 @@ ooo_model *ooo_new(const ooo_config *cfg, const trace_t *t, unsigned flags, wi_e
   /* Sizes. */
   uint32_t rob_ring = pow2_at_least(c->core.rob);
   m->rob_mask = rob_ring - 1;
-  uint32_t fq = pow2_at_least(c->fe.fetch_queue);
+  uint32_t fq = pow2_at_least((uint64_t)c->fe.fetch_queue + 1); /* > capacity: see fetch_event */
   m->fq_mask = fq - 1;
   m->win_cap = c->core.rob + c->fe.fetch_queue + 64;
   uint32_t win = pow2_at_least(m->win_cap);
