@@ -610,9 +610,11 @@ static inline const oo_fblk *fblk_at(ooo_model *restrict m, uint64_t pc) {
 /* fetch_wrong_each without filter or fetch observer, block by block; the same checks in the
  * same order per instruction (queue room, code, bytes, line, then the branch and the cap), only
  * the line check is skipped where an instruction starts in the line of the one before it (the
- * previous check left ic_line on that line). Fields rename does not read are not written:
- * lat_add / lat_set (only with MOD_LAT; mod is 0 here) and wp_addr past the template's default
- * accesses. */
+ * previous check left ic_line on that line). Fields nothing reads are not written: lat_add /
+ * lat_set (only with MOD_LAT; mod is 0 here), wp_addr past the template's default accesses,
+ * fetch_cycle and win (rename copies them into the ROB, where only commit reads them, which the
+ * wrong path never reaches), and without bindings fe_by / fe_rid (nor the state's: bindings
+ * only). */
 static inline __attribute__((always_inline)) void fetch_wrong(ooo_model *restrict m, uint64_t now, uint32_t n,
                                                              uint32_t bytes, uint32_t taken,
                                                              uint64_t tail) {
@@ -628,10 +630,17 @@ static inline __attribute__((always_inline)) void fetch_wrong(ooo_model *restric
   const bool tage_nc = m->bp == &bp_tage_ops && fc->wrong_path != WP_CONFIDENCE;
   const uint64_t *restrict last_addr = m->last_addr;
   uint64_t pc = st->wp_pc;
-  uint64_t count = st->wp_count; /* FID counter; written back before anything outside runs */
+  /* the next FID (the counter with OOO_FID_WRONG set); the counter is written back before
+   * anything outside runs */
+  uint64_t fid = OOO_FID_WRONG | st->wp_count;
+  /* Each instruction takes one FID: the fetched statistic and wp_since grow with it (added at
+   * the end; wp_since before the cap checks), not by a store per instruction. */
+  const uint64_t fid0 = fid, since0 = st->wp_since;
+  const bool binds = m->binds; /* without, nothing reads the front-end binding (fe_by, fe_rid) */
+  const uint64_t fq_lim = st->fq_head + fq_cap; /* (rename does not run during fetch) */
   bool stop = false;
   while (!stop && n < width) {
-    if (tail - st->fq_head >= fq_cap) {
+    if (tail >= fq_lim) {
       st->fe_block = 1;
       break;
     }
@@ -649,8 +658,8 @@ static inline __attribute__((always_inline)) void fetch_wrong(ooo_model *restric
       }
       if (i == 0 || (b->lchg >> i & 1)) {
         if ((pc >> m->line_shift) != st->ic_line) {
-          st->wp_count = count;
-          if (!fetch_line(m, st, now, pc, OOO_FID_WRONG | count, tail)) {
+          st->wp_count = fid ^ OOO_FID_WRONG;
+          if (!fetch_line(m, st, now, pc, fid, tail)) {
             stop = true;
             break;
           }
@@ -658,15 +667,15 @@ static inline __attribute__((always_inline)) void fetch_wrong(ooo_model *restric
       }
       ooo_fq *q = oo_fq(m, tail);
       const uint32_t tid = b->tid[i], nmem = b->nmem[i];
-      q->fid = OOO_FID_WRONG | count++;
+      q->fid = fid++;
       q->pc = pc;
-      q->fetch_cycle = now;
       q->avail = avail;
-      q->win = 0;
-      q->fe_by = st->fe_by;
-      q->fe_rid = st->fe_rid;
-      st->fe_by = OOO_FID_NONE;
-      st->fe_rid = OOO_RID_FETCH;
+      if (binds) {
+        q->fe_by = st->fe_by;
+        q->fe_rid = st->fe_rid;
+        st->fe_by = OOO_FID_NONE;
+        st->fe_rid = OOO_RID_FETCH;
+      }
       q->bck = OOO_NIL;
       q->bck_at = bck_at;
       q->tid = tid;
@@ -678,8 +687,6 @@ static inline __attribute__((always_inline)) void fetch_wrong(ooo_model *restric
         q->wp_addr[0] = known ? la[0] : 0;
         if (nmem > 1) q->wp_addr[1] = known ? la[1] : 0;
       }
-      st->stats.fetched[1]++;
-      st->wp_since++;
       n++;
       bytes += len;
       tail++;
@@ -715,29 +722,31 @@ static inline __attribute__((always_inline)) void fetch_wrong(ooo_model *restric
           }
         }
         pc = next;
-        if (cap && st->wp_since >= fc->wrong_path_cap) {
+        if (cap && since0 + (fid - fid0) >= fc->wrong_path_cap) {
           st->fstall = FS_MISPRED;
           stop = true;
         }
         break;
       }
       pc = next;
-      if (cap && st->wp_since >= fc->wrong_path_cap) {
+      if (cap && since0 + (fid - fid0) >= fc->wrong_path_cap) {
         st->fstall = FS_MISPRED;
         stop = true;
         break;
       }
       if (n >= width) break;
-      if (tail - st->fq_head >= fq_cap) {
+      if (tail >= fq_lim) {
         st->fe_block = 1;
         stop = true;
         break;
       }
     }
   }
-  st->wp_count = count;
+  st->wp_count = fid ^ OOO_FID_WRONG;
   st->wp_pc = pc;
   st->fq_tail = tail;
+  st->stats.fetched[1] += fid - fid0;
+  st->wp_since = since0 + (fid - fid0);
 }
 
 /* Fetch on the correct path for the cycle; true when a misprediction sends the rest of the cycle

@@ -154,10 +154,12 @@ enum {
 };
 
 typedef struct ooo_fq {
-  /* Order: the wrong-path fetch loop (ooo_front.c) stores fetch_cycle + avail, win + fe_by,
-   * tid + bck and fe_rid + flags + mod + pad as one word or vector each. Fields that rename does
-   * not read may hold stale data: lat_add / lat_set without MOD_LAT, wp_addr[i] on the correct
-   * path and past the template's default accesses (n_mem_def) on the wrong path. */
+  /* Order: the fetch loops (ooo_front.c) may store neighbouring fields (tid + bck, fe_rid +
+   * flags + mod + pad) as one word or vector each. Fields that nothing
+   * reads may hold stale data: lat_add / lat_set without MOD_LAT, wp_addr[i] on the correct
+   * path and past the template's default accesses (n_mem_def) on the wrong path, fetch_cycle and
+   * win on the wrong path (read from the ROB at commit only), fe_by / fe_rid on the wrong path
+   * without bindings. */
   uint64_t fid;
   uint64_t pc;
   uint64_t fetch_cycle;
