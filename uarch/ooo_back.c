@@ -2084,15 +2084,9 @@ void oo_commit(ooo_model *restrict m, uint64_t now) {
   const ooo_core_config *c = &m->cfg.core;
   uint32_t n = 0;
   st->commit_stall = OB_NONE;
-  /* most cycles commit nothing: the head is checked before anything else is set up (the loop
-   * checks each next head at its end) */
-  if (st->rob_head == st->rob_tail || !c->commit_width) return;
+  /* (most cycles commit nothing: the caller checked the head; the loop checks each next head
+   * at its end) */
   ooo_rob *r = oo_rob(m, st->rob_head);
-  uint8_t stall = oo_head_stall(m, r, now);
-  if (stall != OB_NONE) {
-    st->commit_stall = stall;
-    return;
-  }
   /* the ROB ring is far larger than the host's L1: fetch the entries the next cycles commit */
   __builtin_prefetch(oo_rob(m, st->rob_head + 8));
   __builtin_prefetch(oo_rob(m, st->rob_head + 12));
@@ -2177,7 +2171,7 @@ void oo_commit(ooo_model *restrict m, uint64_t now) {
     n++;
     if (n >= c->commit_width || st->rob_head >= st->rob_tail) break;
     r = oo_rob(m, st->rob_head);
-    stall = oo_head_stall(m, r, now);
+    uint8_t stall = oo_head_stall(m, r, now);
     if (stall != OB_NONE) {
       st->commit_stall = stall;
       break;

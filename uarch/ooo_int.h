@@ -542,6 +542,8 @@ void oo_plan_static(const ooo_model *m, ooo_tmpl *t);
 /* Complete the micro-ops whose events fall in cycle `now` (its timing-wheel bucket; parked far
  * events move closer). */
 void oo_complete_due(ooo_model *m, uint64_t now);
+/* Commit from the ROB head, which can commit (not empty, commit_width > 0, oo_head_stall
+ * OB_NONE: the caller checked). */
 void oo_commit(ooo_model *m, uint64_t now);
 void oo_drain(ooo_model *m, uint64_t now);
 void oo_issue(ooo_model *m, uint64_t now);

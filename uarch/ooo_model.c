@@ -459,12 +459,24 @@ static void account_idle(ooo_model *m, uint64_t from, uint64_t n) {
 /* The core stages of cycle `now` (after the memory system advanced to it). */
 static void step_core(ooo_model *m, uint64_t now) {
   ooo_state *st = m->st;
-  oo_complete_due(m, now);
+  /* The first checks of completion, commit, drain and issue are made here: in many cycles a
+   * stage has nothing to do, and its call (saved registers, frame) costs more than the check.
+   * Each does what the stage would do then (completion, drain and issue check again; commit
+   * relies on them). */
+  const uint32_t b = (uint32_t)now & (OOO_WHEEL - 1);
+  if (m->wheel[b] != OOO_NIL) oo_complete_due(m, now);
+  else m->wheel_bits[b >> 6] &= ~(1ULL << (b & 63)); /* (an empty bucket: only its bit cleared) */
   if (now >= st->mblk_retry) oo_mem_retry(m, now);
   st->wheel_floor = now + 1;
-  oo_commit(m, now);
-  oo_drain(m, now);
-  oo_issue(m, now);
+  if (st->rob_head == st->rob_tail || !m->cfg.core.commit_width) {
+    st->commit_stall = OB_NONE;
+  } else {
+    uint8_t stall = oo_head_stall(m, oo_rob(m, st->rob_head), now);
+    if (stall != OB_NONE) st->commit_stall = stall; /* the head cannot commit */
+    else oo_commit(m, now);                         /* (which relies on these checks) */
+  }
+  if (st->sq_head != st->sq_commit) oo_drain(m, now); /* (else no committed store to write) */
+  if (st->rdy_ports) oo_issue(m, now);                /* (else nothing ready) */
   oo_dispatch(m, now);
   oo_fetch(m, now);
 }
