@@ -2034,8 +2034,30 @@ static __attribute__((noinline)) void dispatch_cycle_nb(ooo_model *restrict m, u
 }
 
 void oo_dispatch(ooo_model *restrict m, uint64_t now) {
-  if (m->binds) dispatch_cycle_b(m, now);
-  else dispatch_cycle_nb(m, now);
+  if (m->binds) {
+    dispatch_cycle_b(m, now);
+    return;
+  }
+  /* Nothing for rename from the front end (an empty queue, or its head not delivered yet): the
+   * cycle ends here as dispatch_cycle_nb would end it, without its set-up (after a
+   * misprediction's squash rename waits for the front end for many cycles). Asked only when the
+   * last cycle ended so too (disp_wait 2 or 3; not after a resource stop, disp_wait 1, where
+   * dispatch_cycle asks blk_still first), so busy cycles pay one check. */
+  ooo_state *st = m->st;
+  const uint32_t W = m->cfg.core.rename_width;
+  if (st->disp_wait >= 2 && W) {
+    uint8_t wait = 0;
+    if (st->fq_head == st->fq_tail) wait = 3;
+    else if (oo_fq(m, st->fq_head)->avail > now) wait = 2;
+    if (wait) {
+      st->disp_wait = wait;
+      st->disp_stop = OB_FRONTEND;
+      st->stats.dispatch_stall[OB_FRONTEND]++;
+      st->stats.slots[slot_category(m, OB_FRONTEND, 0)] += W;
+      return;
+    }
+  }
+  dispatch_cycle_nb(m, now);
 }
 
 /* ---- commit ----------------------------------------------------------------------------------------- */
