@@ -9,6 +9,7 @@
 #include "testutil.h"
 
 #include "gus.h"
+#include "gus_int.h"
 #include "util.h"
 
 /* A stream of n instructions of static sid 0 (class cls, no registers), each with the accesses
@@ -188,10 +189,53 @@ static void test_lru_levels(void **state) {
   }
 }
 
+/* ---- fill buffers -------------------------------------------------------------------------- */
+
+/* The model gives L1D misses their fill buffers in turn (gus_model.c, fbnext): the buffer that
+ * frees first, as every miss frees its buffer at its slot on the L2 -> L1D link, later than all
+ * misses before it. Independent loads that hit the L2 (lines warmed past the L1D) between DRAM
+ * misses, whose latencies alone would free buffers out of order, on 1 to 12 buffers:
+ * gus_check_sets finds the buffers out of turn if that no longer holds. */
+static void test_fill_buffer_order(void **state) {
+  (void)state;
+  wi_rng rng;
+  rng_seed(&rng, tu_seed() + 7);
+  for (int round = 0; round < 6; round++) {
+    gus_machine m;
+    gus_machine_default(&m);
+    m.fill_buffers = 1 + (uint32_t)rng_below(&rng, 12);
+    const size_t warm = 2 * m.l1d.size / m.line, n = warm + 4000;
+    uint64_t *addr = xcalloc(n, sizeof *addr);
+    for (size_t i = 0; i < n; i++) {
+      const uint64_t line = i < warm || rng_below(&rng, 3) ? rng_below(&rng, warm) : warm + 64 * i;
+      addr[i] = 0x40000000 + line * m.line;
+    }
+    cstream s;
+    cs_init(&s, IC_LOAD, n, addr);
+    wi_err err = {0};
+    gus *g = gus_create(&m, 2, 1, true, 1, &err);
+    if (!g) fail_msg("gus_create: %s", err.msg);
+    char msg[200];
+    for (size_t i = 0; i < n; i++) {
+      gus_step(g, 0, &s.dec, &s.ins[i], s.mem);
+      if (i % 5 == 0 && !gus_check_sets(g, msg, sizeof msg))
+        fail_msg("round %d, %u buffers, load %zu: %s", round, m.fill_buffers, i, msg);
+    }
+    gus_result r;
+    gus_finish(g, &r);
+    assert_true(r.l1d_misses > r.l2_misses && r.l2_misses > 1000); /* both kinds of miss */
+    gus_result_free(&r);
+    gus_free(g);
+    cs_free(&s);
+    free(addr);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_port_sets),
     cmocka_unit_test(test_lru_levels),
+    cmocka_unit_test(test_fill_buffer_order),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -44,7 +44,8 @@ uint64_t gus_walk_steps(const gus *g);
  * paths resting on them must be found unsound (results do not depend on it). Before any step. */
 void gus_set_paths(gus *g, uint32_t n);
 /* Check the taint-set structures (chains strictly decreasing; the tests' paths chains with every
- * node marked with its path and index) and the self-check count. Returns true when consistent; otherwise describes the first problem in msg. */
+ * node marked with its path and index), that the fill buffers are taken in turn in the order they
+ * free, and the self-check count. Returns true when consistent; otherwise describes the first problem in msg. */
 bool gus_check_sets(const gus *g, char *msg, size_t n);
 
 #endif

@@ -187,6 +187,10 @@ struct gus {
   gtv ltv[N_LINKS];
   gtick *fbavail;
   gtv *fbtv;
+  /* the fill buffer that frees first (the lowest-numbered on ties): the misses take them in
+   * turn. Every miss's line crosses the L2 -> L1D link last and its buffer frees at its slot
+   * there, and those slots strictly increase: a buffer just taken frees after all others. */
+  uint32_t fbnext;
   gtick ravail[RG_NUM];
   gtv rtv[RG_NUM];
   gtick *robt; /* [rob]: retire time + 1 of the instruction in each ROB entry (0: never used, so
@@ -900,6 +904,20 @@ static bool check_chain(const gus *g, const gtv *v, const char *what, char *msg,
   return true;
 }
 
+/* The fill buffers from fbnext on, in turn, are in order of (fbavail, index): fbnext is the
+ * buffer that frees first. */
+static bool fb_order_ok(const gus *g, char *msg, size_t n) {
+  for (uint32_t i = 1; i < g->nfb; i++) {
+    const uint32_t a = (g->fbnext + i) % g->nfb, b = (g->fbnext + i - 1) % g->nfb;
+    if (g->fbavail[b] > g->fbavail[a] || (g->fbavail[b] == g->fbavail[a] && b >= a)) {
+      snprintf(msg, n, "fill buffers: %u (free at %llu) is taken after %u (free at %llu)", a,
+               (unsigned long long)g->fbavail[a], b, (unsigned long long)g->fbavail[b]);
+      return false;
+    }
+  }
+  return true;
+}
+
 bool gus_check_sets(const gus *g, char *msg, size_t n) {
   if (!g->taint_on) return true;
   if (g->selfcheck_bad) {
@@ -946,7 +964,7 @@ bool gus_check_sets(const gus *g, char *msg, size_t n) {
     if (!check_chain(g, &g->fbtv[i], "fillbuf", msg, n)) return false;
   for (uint32_t i = 0; i < STLF_N; i++)
     if (!check_chain(g, &g->stlf[i].tv, "stlf", msg, n)) return false;
-  return true;
+  return fb_order_ok(g, msg, n);
 }
 
 /* ======================================================================================
@@ -1095,9 +1113,8 @@ static ALWAYS_INLINE void load_access(gus *g, gch *c, uint64_t addr, uint32_t si
     int lvl = lower_level(g, line);
     /* a miss holds a fill buffer for its latency; the line crosses each link on the way up */
     gch mc = {t0, c->tv, c->bind};
-    uint32_t u = 0;
-    for (uint32_t i = 1; i < g->nfb; i++)
-      if (g->fbavail[i] < g->fbavail[u]) u = i;
+    const uint32_t u = g->fbnext; /* the buffer that frees first (see fbnext) */
+    if (++g->fbnext == g->nfb) g->fbnext = 0;
     ch_max(g, &mc, g->fbavail[u], &g->fbtv[u], GUS_R_FILLBUF, n, TAINT);
     g->rs[GUS_R_FILLBUF].uses++;
     mc.t += g->lat_lvl[lvl];
@@ -1107,7 +1124,7 @@ static ALWAYS_INLINE void load_access(gus *g, gch *c, uint64_t addr, uint32_t si
       g->rs[GUS_R_L2 + l].uses++;
       ch_max(g, &mc, s, &g->ltv[l], GUS_R_L2 + l, n, TAINT);
     }
-    g->fbavail[u] = mc.t;
+    g->fbavail[u] = mc.t; /* (mc.t is the L2 -> L1D link's slot: l = 0 above) */
     l1->ready[e] = mc.t;
     if (TAINT) {
       g->fbtv[u] = mc.tv;
