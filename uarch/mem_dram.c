@@ -46,7 +46,29 @@ void mem_dram_init(mem_sys *m) {
   m->st->dram_next = UINT64_MAX;
   memset(m->rq, 0, sizeof(mem_dreq) * d->channels * d->queue);
   memset(m->wq, 0, sizeof(mem_dreq) * d->channels * d->queue);
+  memset(m->dvalid, 0, sizeof(uint64_t) * d->channels * 2 * m->dwords);
 }
+
+/* The valid-slot words of channel ch's read (w 0) or write (w 1) queue. */
+static inline uint64_t *dq_bits(const mem_sys *m, uint32_t ch, bool w) {
+  return &m->dvalid[(2 * ch + (w ? 1 : 0)) * m->dwords];
+}
+
+/* The lowest free slot of a queue that is not full (the bits past the queue's last slot are
+ * clear, so the search stops at a real slot). */
+static inline uint32_t dq_free(const uint64_t *v) {
+  uint32_t k = 0;
+  while (!~v[k]) k++;
+  return k * 64 + (uint32_t)__builtin_ctzll(~v[k]);
+}
+
+/* Visit slot i of every request of the queue whose valid words are v (in slot order). */
+#define DQ_EACH(m, v, i, body)                                                                   \
+  for (uint32_t dq_k_ = 0; dq_k_ < (m)->dwords; dq_k_++)                                         \
+    for (uint64_t dq_b_ = (v)[dq_k_]; dq_b_; dq_b_ &= dq_b_ - 1) {                               \
+      uint32_t i = dq_k_ * 64 + (uint32_t)__builtin_ctzll(dq_b_);                                \
+      body                                                                                       \
+    }
 
 static uint32_t prep_of(const dram_config *d, const mem_bank *b, uint64_t row) {
   if (b->open_row == row) return 0;
@@ -73,31 +95,15 @@ static void update_next(mem_sys *m) {
   m->st->dram_next = best;
 }
 
-static void resched(mem_sys *m, uint32_t ch) {
-  const dram_config *d = &m->cfg->dram;
-  uint64_t best = UINT64_MAX;
-  const mem_dreq *q = &m->rq[ch * d->queue], *w = &m->wq[ch * d->queue];
-  for (uint32_t i = 0, seen = 0, n = m->chan[ch].nread; seen < n; i++)
-    if (q[i].valid) {
-      seen++;
-      uint64_t t = ready_at(m, ch, &q[i]);
-      if (t < best) best = t;
-    }
-  for (uint32_t i = 0, seen = 0, n = m->chan[ch].nwrite; seen < n; i++)
-    if (w[i].valid) {
-      seen++;
-      uint64_t t = ready_at(m, ch, &w[i]);
-      if (t < best) best = t;
-    }
-  m->chan[ch].next_sched = best;
-  m->chan[ch].memo_ok = 0; /* a min without the request behind it */
-  update_next(m);
-}
 
-/* Issue r (read or write) at cycle t; returns the cycle its data transfer ends. (Inline: it
- * runs once per request.) */
-static inline uint64_t issue(mem_sys *m, uint32_t ch, mem_dreq *r, uint64_t t, bool is_write) {
+static void resched(mem_sys *m, uint32_t ch);
+
+/* Issue the request in slot i of a queue (read or write) at cycle t; returns the cycle its data
+ * transfer ends. (Inline: it runs once per request.) */
+static inline __attribute__((always_inline)) uint64_t issue(mem_sys *m, uint32_t ch, uint32_t i,
+                                                            uint64_t t, bool is_write) {
   const dram_config *d = &m->cfg->dram;
+  const mem_dreq *r = &(is_write ? m->wq : m->rq)[ch * d->queue + i];
   mem_chan *c = &m->chan[ch];
   mem_bank *b = &m->bank[ch * d->banks + r->bank];
   mem_dram_stats *s = &m->st->dram;
@@ -121,13 +127,8 @@ static inline uint64_t issue(mem_sys *m, uint32_t ch, mem_dreq *r, uint64_t t, b
     c->nread--;
     m->st->dram_ver++;
   }
-  r->valid = 0;
+  dq_bits(m, ch, is_write)[i >> 6] &= ~(1ULL << (i & 63));
   return end;
-}
-
-static uint32_t slot_of(const mem_sys *m, uint32_t ch, const mem_dreq *r, bool is_write) {
-  const mem_dreq *base = (is_write ? m->wq : m->rq) + ch * m->cfg->dram.queue;
-  return (uint32_t)(r - base);
 }
 
 void mem_dram_read(mem_sys *m, uint64_t line, uint64_t arrive, uint32_t mshr, uint64_t fid,
@@ -137,13 +138,21 @@ void mem_dram_read(mem_sys *m, uint64_t line, uint64_t arrive, uint32_t mshr, ui
   uint64_t row;
   dram_map(m, line, &ch, &bank, &row);
   mem_dreq *q = &m->rq[ch * d->queue];
-  uint32_t i = 0;
-  while (i < d->queue && q[i].valid) i++;
-  if (i == d->queue) return; /* callers check mem_dram_can_read first */
+  if (m->chan[ch].nread == d->queue) return; /* callers check mem_dram_can_read first */
+  uint64_t *v = dq_bits(m, ch, false);
+  uint32_t i = dq_free(v);
   mem_dreq *r = &q[i];
-  *r = (mem_dreq){.line = line, .arrive = arrive, .seq = m->st->seq++, .fid = fid, .row = row,
-                  .bank = bank, .mshr = mshr, .valid = 1, .wrong_path = wrong_path,
-                  .prefetch = prefetch};
+  /* Field by field (pad is never read): no zeroed temporary to copy. */
+  r->arrive = arrive;
+  r->row = row;
+  r->seq = m->st->seq++;
+  r->bank = bank;
+  r->mshr = mshr;
+  r->line = line;
+  r->fid = fid;
+  r->wrong_path = wrong_path;
+  r->prefetch = prefetch;
+  v[i >> 6] |= 1ULL << (i & 63);
   m->chan[ch].nread++;
   m->st->dram_ver++;
   mem_emit(m, MEV_DRAM_ENQ, ML_DRAM, MEM_RID(ML_DRAM, MRK_QUEUE, ch * 1000 + i), fid,
@@ -170,72 +179,134 @@ void mem_dram_write(mem_sys *m, uint64_t line, uint64_t now) {
   uint64_t row;
   dram_map(m, line, &ch, &bank, &row);
   mem_dreq *q = &m->wq[ch * d->queue];
+  uint64_t *v = dq_bits(m, ch, true);
   if (m->chan[ch].nwrite == d->queue) {
     /* Write queue full: force the oldest write out now (a real controller would stall
      * reads to drain; the bus time it takes is charged all the same). */
-    mem_dreq *old = NULL;
-    for (uint32_t i = 0; i < d->queue; i++)
-      if (q[i].valid && (!old || q[i].seq < old->seq)) old = &q[i];
+    uint32_t slot = UINT32_MAX;
+    DQ_EACH(m, v, i, {
+      if (slot == UINT32_MAX || q[i].seq < q[slot].seq) slot = i;
+    })
+    const mem_dreq *old = &q[slot];
     mem_bank *b = &m->bank[ch * d->banks + old->bank];
     uint64_t t = now > b->ready ? now : b->ready;
-    uint32_t slot = slot_of(m, ch, old, true);
-    issue(m, ch, old, t, true);
+    issue(m, ch, slot, t, true);
     mem_emit(m, MEV_DRAM_DEQ, ML_DRAM, MEM_RID(ML_DRAM, MRK_QUEUE, ch * 1000 + 500 + slot),
              UINT64_MAX, old->line << m->c[ML_LLC].line_shift, t, UINT64_MAX, false, false);
   }
-  uint32_t i = 0;
-  while (q[i].valid) i++;
-  q[i] = (mem_dreq){.line = line, .arrive = now, .seq = m->st->seq++, .fid = UINT64_MAX,
-                    .row = row, .bank = bank, .mshr = UINT32_MAX, .valid = 1};
+  uint32_t i = dq_free(v);
+  mem_dreq *r = &q[i];
+  r->arrive = now;
+  r->row = row;
+  r->seq = m->st->seq++;
+  r->bank = bank;
+  r->mshr = UINT32_MAX;
+  r->line = line;
+  r->fid = UINT64_MAX;
+  r->wrong_path = r->prefetch = 0;
+  v[i >> 6] |= 1ULL << (i & 63);
   m->chan[ch].nwrite++;
   mem_emit(m, MEV_DRAM_ENQ, ML_DRAM, MEM_RID(ML_DRAM, MRK_QUEUE, ch * 1000 + 500 + i), UINT64_MAX,
            line << m->c[ML_LLC].line_shift, now, UINT64_MAX, false, false);
   resched(m, ch);
 }
 
-/* One pass over a queue at t: the best schedulable request (row hits first, then the oldest)
- * into *best, the earliest cycle any request of the queue could be scheduled into *min_t and
- * the request FR-FCFS would pick at that cycle (the best of those ready exactly then: no other
- * is ready by then) into *first, so that the next scheduling cycle needs no scan if nothing
- * changes until it.
- * ready_at() and prep_of() inline, with the channel's constants loaded once (the scan runs
- * once per issued request, and once more per scheduling cycle only when the remembered first
- * request was invalidated: it is the scheduler's cost). */
-static void scan_queue(mem_sys *m, uint32_t ch, mem_dreq *q, uint32_t n, uint64_t t, mem_dreq **best,
-                       uint64_t *min_t, mem_dreq **first) {
+/* One pass over queue w (0 reads, 1 writes) at t: the slot of the best schedulable request (row
+ * hits first, then the oldest) into *best, the earliest cycle any request of the queue could be
+ * scheduled into *min_t and the slot of the request FR-FCFS would pick at that cycle (the best
+ * of those ready exactly then: no other is ready by then) into *first (-1: none), so that the
+ * next scheduling cycle needs no scan if nothing changes until it.
+ * It visits only the valid slots, and ranks by one key, the seq with the top bit set for a row
+ * miss (seq counts events: it never reaches 2^63, and no two requests share one), so "hit
+ * first, then oldest" is one compare. ready_at() and prep_of() inline, with the channel's
+ * constants loaded once (the scan runs once per issued request, and once more per scheduling
+ * cycle only when the remembered first request was invalidated: it is the scheduler's cost). */
+__extension__ typedef unsigned __int128 dq_u128; /* (ready cycle, key) pairs, compared at once */
+
+/* What a pass over either queue of a channel needs, loaded once per scheduling round. */
+typedef struct dq_scan {
+  const mem_bank *banks; /* the channel's */
+  uint64_t bus_hit, bus_pre, bus_conf; /* bus_free - need of a row hit, a precharged bank and a
+                                          row conflict (0 when need exceeds bus_free) */
+} dq_scan;
+
+static inline dq_scan dq_scan_of(const mem_sys *m, uint32_t ch) {
   const dram_config *d = &m->cfg->dram;
-  const mem_bank *banks = &m->bank[ch * d->banks];
-  const uint64_t bus_free = m->chan[ch].bus_free, t_cas = d->t_cas, t_rcd = d->t_rcd,
-                 t_miss = (uint64_t)d->t_rp + d->t_rcd;
-  mem_dreq *b = NULL, *f = NULL;
-  bool best_hit = false, first_hit = false;
-  uint64_t mt = UINT64_MAX;
-  for (uint32_t i = 0, seen = 0; seen < n; i++) {
-    mem_dreq *r = &q[i];
-    if (!r->valid) continue;
-    seen++;
-    const mem_bank *bk = &banks[r->bank];
-    bool hit = bk->open_row == r->row;
-    uint64_t need = (hit ? 0 : bk->open_row == NO_ROW ? t_rcd : t_miss) + t_cas;
-    uint64_t rt = r->arrive > bk->ready ? r->arrive : bk->ready;
-    uint64_t bus = bus_free > need ? bus_free - need : 0;
-    if (bus > rt) rt = bus;
-    if (rt <= mt) {
-      if (!f || rt < mt || (hit && !first_hit) || (hit == first_hit && r->seq < f->seq)) {
-        f = r;
-        first_hit = hit;
+  const uint64_t bus_free = m->chan[ch].bus_free, n_hit = d->t_cas,
+                 n_pre = (uint64_t)d->t_rcd + d->t_cas, n_conf = n_pre + d->t_rp;
+  return (dq_scan){.banks = &m->bank[ch * d->banks],
+                   .bus_hit = bus_free > n_hit ? bus_free - n_hit : 0,
+                   .bus_pre = bus_free > n_pre ? bus_free - n_pre : 0,
+                   .bus_conf = bus_free > n_conf ? bus_free - n_conf : 0};
+}
+
+static inline __attribute__((always_inline)) void scan_queue(const mem_sys *m, const dq_scan *sc,
+                                                             const mem_dreq *q, const uint64_t *v,
+                                                             uint64_t t, int32_t *best,
+                                                             uint64_t *min_t, int32_t *first) {
+  const mem_bank *banks = sc->banks;
+  const uint64_t bus_hit = sc->bus_hit, bus_pre = sc->bus_pre, bus_conf = sc->bus_conf;
+  int32_t b = -1, f = -1;
+  uint64_t bkey = UINT64_MAX;
+  dq_u128 fk = ~(dq_u128)0;
+  for (uint32_t k = 0, nw = m->dwords; k < nw; k++) {
+    const mem_dreq *qk = q + 64 * k;
+    for (uint64_t bits = v[k]; bits; bits &= bits - 1) {
+      uint32_t i = (uint32_t)__builtin_ctzll(bits);
+      const mem_dreq *r = &qk[i];
+      const mem_bank *bk = &banks[r->bank];
+      uint64_t open = bk->open_row, rt = bk->ready, seq = r->seq;
+      bool hit = open == r->row;
+      uint64_t bus = hit ? bus_hit : open == NO_ROW ? bus_pre : bus_conf;
+      uint64_t key = hit ? seq : seq | (1ULL << 63);
+      if (r->arrive > rt) rt = r->arrive;
+      if (bus > rt) rt = bus;
+      dq_u128 rk = (dq_u128)rt << 64 | key;
+      if (rk < fk) {
+        fk = rk;
+        f = (int32_t)(64 * k + i);
       }
-      mt = rt;
-    }
-    if (rt > t) continue;
-    if (!b || (hit && !best_hit) || (hit == best_hit && r->seq < b->seq)) {
-      b = r;
-      best_hit = hit;
+      if (rt <= t && key < bkey) {
+        bkey = key;
+        b = (int32_t)(64 * k + i);
+      }
     }
   }
   *best = b;
-  *min_t = mt;
+  *min_t = (uint64_t)(fk >> 64);
   *first = f;
+}
+
+/* After a write joined channel ch's queue: its next scheduling cycle and the request that goes
+ * first then (the memo), as the pass of chan_run that finds nothing to issue would set them:
+ * both queues in the order the scheduler takes them, the first one winning a tie. (t = 0 in
+ * the scans: only min_t and first are used, which do not depend on t.) */
+static void resched(mem_sys *m, uint32_t ch) {
+  const dram_config *d = &m->cfg->dram;
+  mem_chan *c = &m->chan[ch];
+  const mem_dreq *rq = &m->rq[ch * d->queue], *wq = &m->wq[ch * d->queue];
+  bool drain = c->nwrite * 4 >= d->queue * 3;
+  uint64_t min_t = UINT64_MAX;
+  int32_t first = -1;
+  bool first_w = false;
+  const dq_scan sc = dq_scan_of(m, ch); /* (a write was just queued: never empty) */
+  for (int k = 0; k < 2; k++) {
+    bool w = drain ? k == 0 : k == 1;
+    if (!(w ? c->nwrite : c->nread)) continue;
+    uint64_t qmin;
+    int32_t qfirst, unused;
+    scan_queue(m, &sc, w ? wq : rq, dq_bits(m, ch, w), 0, &unused, &qmin, &qfirst);
+    if (qmin < min_t) {
+      min_t = qmin;
+      first = qfirst;
+      first_w = w;
+    }
+  }
+  c->next_sched = min_t;
+  c->memo_ok = 1;
+  c->memo_slot = first;
+  c->memo_write = first_w;
+  update_next(m);
 }
 
 /* Issue everything schedulable on channel ch at t (writes first when the write queue is 3/4
@@ -250,25 +321,27 @@ static __attribute__((noinline)) void chan_run(mem_sys *m, uint32_t ch, uint64_t
   /* The pass that set next_sched found what goes first at it (see mem_chan.memo_slot). */
   bool memo = c->memo_ok && c->memo_slot >= 0 && t == c->next_sched;
   for (;;) {
-    mem_dreq *r = NULL;
+    int32_t slot = -1;
     bool is_write = false;
     if (memo) {
       memo = false;
       is_write = c->memo_write;
-      r = &(is_write ? wq : rq)[c->memo_slot];
-      assert(r->valid);
+      slot = c->memo_slot;
+      assert((dq_bits(m, ch, is_write)[slot >> 6] >> (slot & 63)) & 1);
     } else {
       bool drain = c->nwrite * 4 >= d->queue * 3;
       uint64_t min_t = UINT64_MAX;
-      mem_dreq *first = NULL;
+      int32_t first = -1;
       bool first_w = false;
-      for (int k = 0; k < 2 && !r; k++) {
+      dq_scan sc;
+      if (c->nread | c->nwrite) sc = dq_scan_of(m, ch); /* (no scan at all: no setup) */
+      for (int k = 0; k < 2 && slot < 0; k++) {
         bool w = drain ? k == 0 : k == 1;
         uint32_t n = w ? c->nwrite : c->nread;
         if (!n) continue; /* nothing to issue, no ready cycle: the scan's result changes nothing */
         uint64_t qmin;
-        mem_dreq *qfirst;
-        scan_queue(m, ch, w ? wq : rq, n, t, &r, &qmin, &qfirst);
+        int32_t qfirst;
+        scan_queue(m, &sc, w ? wq : rq, dq_bits(m, ch, w), t, &slot, &qmin, &qfirst);
         is_write = w;
         if (qmin < min_t) { /* strict: the queue scanned first wins a tie, as it would at min_t */
           min_t = qmin;
@@ -276,22 +349,22 @@ static __attribute__((noinline)) void chan_run(mem_sys *m, uint32_t ch, uint64_t
           first_w = w;
         }
       }
-      if (!r) {
+      if (slot < 0) {
         c->next_sched = min_t;
         c->memo_ok = 1;
-        c->memo_slot = first ? (int32_t)slot_of(m, ch, first, first_w) : -1;
+        c->memo_slot = first;
         c->memo_write = first_w;
         break;
       }
     }
     c->memo_ok = 0;
-    uint32_t slot = slot_of(m, ch, r, is_write);
+    const mem_dreq *r = &(is_write ? wq : rq)[slot];
     uint32_t mshr = r->mshr;
     uint64_t fid = r->fid, line = r->line;
     bool wp = r->wrong_path, pf = r->prefetch;
-    uint64_t end = issue(m, ch, r, t, is_write);
+    uint64_t end = issue(m, ch, (uint32_t)slot, t, is_write);
     mem_emit(m, MEV_DRAM_DEQ, ML_DRAM,
-             MEM_RID(ML_DRAM, MRK_QUEUE, ch * 1000 + (is_write ? 500 : 0) + slot), fid,
+             MEM_RID(ML_DRAM, MRK_QUEUE, ch * 1000 + (is_write ? 500 : 0) + (uint32_t)slot), fid,
              line << m->c[ML_LLC].line_shift, t, UINT64_MAX, wp, pf);
     if (!is_write) mem_llc_fill_known(m, mshr, end + d->base_latency);
   }

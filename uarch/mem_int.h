@@ -98,18 +98,18 @@ typedef struct mem_ev {
 /* ---- DRAM ---------------------------------------------------------------------------------- */
 
 typedef struct mem_dreq {
-  uint64_t line;        /* line address */
   uint64_t arrive;      /* cycle the request reaches the controller */
-  uint64_t seq;         /* arrival order (FCFS tie-break) */
-  uint64_t fid;
   uint64_t row;         /* decoded row */
+  uint64_t seq;         /* arrival order (FCFS tie-break) */
   uint32_t bank;        /* decoded bank within the channel */
   uint32_t mshr;        /* LLC MSHR to fill (reads) */
-  uint8_t valid;
+  uint64_t line;        /* line address */
+  uint64_t fid;
   uint8_t wrong_path;
   uint8_t prefetch;
-  uint8_t pad[5];
-} mem_dreq;
+  uint8_t pad[14];      /* 64 bytes: the scheduler's scan indexes slots with a shift */
+} mem_dreq;               /* a slot holds one while its bit of mem_sys.dvalid is set */
+_Static_assert(sizeof(mem_dreq) == 64, "mem_dreq: 64 bytes");
 
 typedef struct mem_bank {
   uint64_t ready;       /* cycle the bank accepts its next command */
@@ -288,6 +288,9 @@ struct mem_sys {
   mem_chan *chan;
   mem_bank *bank;       /* channels * banks */
   mem_dreq *rq, *wq;    /* channels * queue each */
+  uint64_t *dvalid;     /* channels * 2 * dwords: a channel's read-queue words, then its write-queue
+                           words; bit i set while slot i holds a request (scans visit only those) */
+  uint32_t dwords;      /* (queue + 63) / 64 */
   uint32_t lines_per_row;
   uint32_t page_shift;  /* log2(page_bytes) */
 };
