@@ -465,23 +465,25 @@ static inline __attribute__((always_inline)) bool load_lines(ooo_model *restrict
 
 /* Refused loads retry in age order, oldest first, and stop at the first refused again (FIFO
  * replay): a full memory system costs one refused request per retry, not one per waiting
- * load. */
+ * load. The list is mblk_n entries from mblk_h: retries take from the front by moving
+ * mblk_h, and the entries move down only when the list reaches the end of the arrays. */
 static void mblk_add(ooo_model *restrict m, uint32_t slot, uint64_t retry) {
   ooo_state *st = m->st;
-  if (st->mblk_n > m->lq_mask) { /* full of stale (squashed) entries: compact */
+  if (st->mblk_h + st->mblk_n > m->lq_mask) { /* at the end: move down, dropping stale (squashed) entries */
     uint32_t k = 0;
-    for (uint32_t i = 0; i < st->mblk_n; i++) {
+    for (uint32_t i = st->mblk_h, e = st->mblk_h + st->mblk_n; i < e; i++) {
       const ooo_uop *v = &m->uops[m->mblk_slot[i]];
       if (v->seq == m->mblk_seq[i] && v->state == US_RETRY) {
         m->mblk_slot[k] = m->mblk_slot[i];
         m->mblk_seq[k++] = m->mblk_seq[i];
       }
     }
+    st->mblk_h = 0;
     st->mblk_n = k;
   }
   uint64_t seq = m->uops[slot].seq;
-  uint32_t i = st->mblk_n++;
-  while (i > 0 && m->mblk_seq[i - 1] > seq) {
+  uint32_t h = st->mblk_h, i = h + st->mblk_n++;
+  while (i > h && m->mblk_seq[i - 1] > seq) {
     m->mblk_seq[i] = m->mblk_seq[i - 1];
     m->mblk_slot[i] = m->mblk_slot[i - 1];
     i--;
@@ -496,15 +498,15 @@ static void load_request(ooo_model *restrict m, uint32_t slot, uint64_t now) {
   if (!load_lines(m, slot, now, &retry)) mblk_add(m, slot, retry);
 }
 
-/* The entries behind the first load refused again are not looked at: they move down as a block
- * (a full memory system keeps ~15 loads waiting, and most retries send one or two). Squashed
- * entries among them stay until a later retry reaches them or mblk_add compacts: a squashed
- * load's (slot, seq) never waits again, so they are only skipped. */
+/* The entries behind the first load refused again are not looked at (a full memory system
+ * keeps ~15 loads waiting, and most retries send one or two). Squashed entries among them stay
+ * until a later retry reaches them or mblk_add moves the list down: a squashed load's (slot,
+ * seq) never waits again, so they are only skipped. */
 void oo_mem_retry(ooo_model *restrict m, uint64_t now) {
   ooo_state *st = m->st;
   st->mblk_retry = UINT64_MAX;
-  uint32_t i = 0, n = st->mblk_n;
-  for (; i < n; i++) {
+  uint32_t h = st->mblk_h, i = h, e = h + st->mblk_n;
+  for (; i < e; i++) {
     uint32_t slot = m->mblk_slot[i];
     const ooo_uop *u = &m->uops[slot];
     if (u->seq != m->mblk_seq[i] || u->state != US_RETRY) continue; /* squashed */
@@ -514,11 +516,8 @@ void oo_mem_retry(ooo_model *restrict m, uint64_t now) {
       break;
     }
   }
-  if (i && i < n) {
-    memmove(m->mblk_slot, m->mblk_slot + i, (n - i) * sizeof *m->mblk_slot);
-    memmove(m->mblk_seq, m->mblk_seq + i, (n - i) * sizeof *m->mblk_seq);
-  }
-  st->mblk_n = n - i;
+  st->mblk_n = e - i;
+  st->mblk_h = st->mblk_n ? i : 0; /* (empty: from the start again) */
 }
 
 void oo_load_done(ooo_model *restrict m, uint32_t tag, uint64_t cycle) {

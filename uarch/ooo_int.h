@@ -417,7 +417,7 @@ typedef struct ooo_state {
   uint32_t mblk_n;          /* loads refused by the memory system, waiting to retry */
   uint64_t mblk_retry;      /* cycle of their next retry (UINT64_MAX: none) */
   uint32_t mdpw_n;          /* loads waiting in the load-wait list */
-  uint32_t pad5;
+  uint32_t mblk_h;          /* where the mblk_n waiting loads start in mblk_slot/mblk_seq */
   uint64_t mdp_epoch;       /* cycle of the last load-wait table clear */
   /* wheel */
   uint32_t wheel_n;         /* events in the wheel */
@@ -469,7 +469,7 @@ struct ooo_model {
   uint64_t *lq;             /* LQ ring: flow of each load (for bindings) */
   ooo_sq *sq;
   uint32_t *mdpw;           /* load-wait list: uop slots */
-  uint32_t *mblk_slot;      /* refused loads in age order: uop slot ... */
+  uint32_t *mblk_slot;      /* refused loads in age order from st->mblk_h: uop slot ... */
   uint64_t *mblk_seq;       /* ... and its sequence number (stale entries are skipped) */
   uint8_t *mdp;             /* load-wait table */
   uint16_t *sfilt;          /* store filter */
