@@ -1425,11 +1425,26 @@ static inline void refusal_note(mem_sys *m, int level, int blk, uint64_t line) {
 /* A miss at a full entry level with no MSHR of its own for the line: refused there, as
  * access_miss would (miss_probe's first test), without its frame or the probe (out of line:
  * the L1 paths stay small). */
+static __attribute__((noinline)) int refuse_full_slow(mem_sys *m, const mem_req *req, int level,
+                                                      uint64_t now, uint64_t *ready) {
+  blocked_cache(m, level, req, now, ready);
+  return MEM_BLOCKED;
+}
 static __attribute__((noinline)) int refuse_full(mem_sys *m, const mem_req *req, int level,
                                                  uint64_t line, uint64_t now, uint64_t *ready) {
   refusal_note(m, level, level, line);
-  blocked_cache(m, level, req, now, ready);
-  return MEM_BLOCKED;
+  /* blocked_cache's common case without its calls (so no register saves here): the MSHR that
+   * frees first is known, in the future, and no observer wants the event. */
+  mem_cache *c = &m->c[level];
+  const mem_lstate *ls = c->ls;
+  uint64_t f = ls->minf_fill;
+  if (ls->minf_ok && ls->minf_idx >= 0 && f != UINT64_MAX && f > now &&
+      !((m->obs_kinds >> MEV_MSHR_FULL) & 1)) {
+    if (!req->retry) c->stats->mshr_full_events++;
+    *ready = f;
+    return MEM_BLOCKED;
+  }
+  return refuse_full_slow(m, req, level, now, ready);
 }
 
 /* The entry level missed line (accepted or not): the rest of mem_access, out of line so the
