@@ -221,7 +221,6 @@ void mem_dram_write(mem_sys *m, uint64_t line, uint64_t now) {
  * first, then oldest" is one compare. ready_at() and prep_of() inline, with the channel's
  * constants loaded once (the scan runs once per issued request, and once more per scheduling
  * cycle only when the remembered first request was invalidated: it is the scheduler's cost). */
-__extension__ typedef unsigned __int128 dq_u128; /* (ready cycle, key) pairs, compared at once */
 
 /* What a pass over either queue of a channel needs, loaded once per scheduling round. */
 typedef struct dq_scan {
@@ -248,7 +247,7 @@ static inline __attribute__((always_inline)) void scan_queue(const mem_sys *m, c
   const uint64_t bus_hit = sc->bus_hit, bus_pre = sc->bus_pre, bus_conf = sc->bus_conf;
   int32_t b = -1, f = -1;
   uint64_t bkey = UINT64_MAX;
-  dq_u128 fk = ~(dq_u128)0;
+  uint64_t mt = UINT64_MAX, fkey = UINT64_MAX;
   for (uint32_t k = 0, nw = m->dwords; k < nw; k++) {
     const mem_dreq *qk = q + 64 * k;
     for (uint64_t bits = v[k]; bits; bits &= bits - 1) {
@@ -261,9 +260,9 @@ static inline __attribute__((always_inline)) void scan_queue(const mem_sys *m, c
       uint64_t key = hit ? seq : seq | (1ULL << 63);
       if (r->arrive > rt) rt = r->arrive;
       if (bus > rt) rt = bus;
-      dq_u128 rk = (dq_u128)rt << 64 | key;
-      if (rk < fk) {
-        fk = rk;
+      if (rt < mt || (rt == mt && key < fkey)) {
+        mt = rt;
+        fkey = key;
         f = (int32_t)(64 * k + i);
       }
       if (rt <= t && key < bkey) {
@@ -273,7 +272,7 @@ static inline __attribute__((always_inline)) void scan_queue(const mem_sys *m, c
     }
   }
   *best = b;
-  *min_t = (uint64_t)(fk >> 64);
+  *min_t = mt;
   *first = f;
 }
 
