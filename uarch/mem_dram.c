@@ -211,17 +211,6 @@ void mem_dram_write(mem_sys *m, uint64_t line, uint64_t now) {
   resched(m, ch);
 }
 
-/* One pass over queue w (0 reads, 1 writes) at t: the slot of the best schedulable request (row
- * hits first, then the oldest) into *best, the earliest cycle any request of the queue could be
- * scheduled into *min_t and the slot of the request FR-FCFS would pick at that cycle (the best
- * of those ready exactly then: no other is ready by then) into *first (-1: none), so that the
- * next scheduling cycle needs no scan if nothing changes until it.
- * It visits only the valid slots, and ranks by one key, the seq with the top bit set for a row
- * miss (seq counts events: it never reaches 2^63, and no two requests share one), so "hit
- * first, then oldest" is one compare. ready_at() and prep_of() inline, with the channel's
- * constants loaded once (the scan runs once per issued request, and once more per scheduling
- * cycle only when the remembered first request was invalidated: it is the scheduler's cost). */
-
 /* What a pass over either queue of a channel needs, loaded once per scheduling round. */
 typedef struct dq_scan {
   const mem_bank *banks; /* the channel's */
@@ -239,6 +228,17 @@ static inline dq_scan dq_scan_of(const mem_sys *m, uint32_t ch) {
                    .bus_conf = bus_free > n_conf ? bus_free - n_conf : 0};
 }
 
+/* One pass over a queue (slots q, valid-slot words v) at t: the slot of the best schedulable
+ * request (row hits first, then the oldest) into *best, the earliest cycle any request of the
+ * queue could be scheduled into *min_t and the slot of the request FR-FCFS would pick at that
+ * cycle (the best of those ready exactly then: no other is ready by then) into *first (-1:
+ * none), so that the next scheduling cycle needs no scan if nothing changes until it.
+ * It visits only the valid slots, and ranks by one key, the seq with the top bit set for a row
+ * miss (seq counts events: it never reaches 2^63, and no two requests share one), so "hit
+ * first, then oldest" is one compare. ready_at() and prep_of() inline, with the channel's
+ * constants loaded once per round (dq_scan). The scan runs once per issued request, and once
+ * more per scheduling cycle only when the remembered first request was invalidated: it is the
+ * scheduler's cost. */
 static inline __attribute__((always_inline)) void scan_queue(const mem_sys *m, const dq_scan *sc,
                                                              const mem_dreq *q, const uint64_t *v,
                                                              uint64_t t, int32_t *best,
