@@ -469,7 +469,8 @@ static inline __attribute__((always_inline)) bool load_lines(ooo_model *restrict
  * mblk_h, and the entries move down only when the list reaches the end of the arrays. */
 static void mblk_add(ooo_model *restrict m, uint32_t slot, uint64_t retry) {
   ooo_state *st = m->st;
-  if (st->mblk_h + st->mblk_n > m->lq_mask) { /* at the end: move down, dropping stale (squashed) entries */
+  /* At the end of the arrays: move the list down, dropping stale (squashed) entries. */
+  if (st->mblk_h + st->mblk_n > m->lq_mask) {
     uint32_t k = 0;
     for (uint32_t i = st->mblk_h, e = st->mblk_h + st->mblk_n; i < e; i++) {
       const ooo_uop *v = &m->uops[m->mblk_slot[i]];
