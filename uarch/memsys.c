@@ -1402,11 +1402,34 @@ static void blocked(mem_sys *m, int blk, const mem_req *req, uint64_t now, uint6
            false);
 }
 
-/* A standing refusal (out of line: the L1 paths stay small). */
-static __attribute__((noinline)) int refused(mem_sys *m, int blk, const mem_req *req, uint64_t now,
-                                             uint64_t *ready) {
+/* blocked_cache's common case without its calls: the MSHR of cache level blk that frees first
+ * is known and in the future, and no observer wants the event. Counts the refusal and sets
+ * *ready as blocked_cache would; false (nothing done) otherwise. */
+static inline bool blocked_cache_fast(mem_sys *m, int blk, const mem_req *req, uint64_t now,
+                                      uint64_t *ready) {
+  mem_cache *c = &m->c[blk];
+  const mem_lstate *ls = c->ls;
+  uint64_t f = ls->minf_fill;
+  if (!ls->minf_ok || ls->minf_idx < 0 || f == UINT64_MAX || f <= now ||
+      ((m->obs_kinds >> MEV_MSHR_FULL) & 1))
+    return false;
+  if (!req->retry) c->stats->mshr_full_events++;
+  *ready = f;
+  return true;
+}
+
+static __attribute__((noinline)) int refused_slow(mem_sys *m, int blk, const mem_req *req,
+                                                  uint64_t now, uint64_t *ready) {
   blocked(m, blk, req, now, ready);
   return MEM_BLOCKED;
+}
+
+/* A standing refusal (out of line: the L1 paths stay small; the common case makes no call, so
+ * it saves no registers). */
+static __attribute__((noinline)) int refused(mem_sys *m, int blk, const mem_req *req, uint64_t now,
+                                             uint64_t *ready) {
+  if (blk != ML_DRAM && blocked_cache_fast(m, blk, req, now, ready)) return MEM_BLOCKED;
+  return refused_slow(m, blk, req, now, ready);
 }
 
 /* Remember that line, entering at `level`, was refused for want of blk's resources. */
@@ -1433,17 +1456,8 @@ static __attribute__((noinline)) int refuse_full_slow(mem_sys *m, const mem_req 
 static __attribute__((noinline)) int refuse_full(mem_sys *m, const mem_req *req, int level,
                                                  uint64_t line, uint64_t now, uint64_t *ready) {
   refusal_note(m, level, level, line);
-  /* blocked_cache's common case without its calls (so no register saves here): the MSHR that
-   * frees first is known, in the future, and no observer wants the event. */
-  mem_cache *c = &m->c[level];
-  const mem_lstate *ls = c->ls;
-  uint64_t f = ls->minf_fill;
-  if (ls->minf_ok && ls->minf_idx >= 0 && f != UINT64_MAX && f > now &&
-      !((m->obs_kinds >> MEV_MSHR_FULL) & 1)) {
-    if (!req->retry) c->stats->mshr_full_events++;
-    *ready = f;
-    return MEM_BLOCKED;
-  }
+  /* (The common case makes no call, so it saves no registers.) */
+  if (blocked_cache_fast(m, level, req, now, ready)) return MEM_BLOCKED;
   return refuse_full_slow(m, req, level, now, ready);
 }
 
