@@ -38,6 +38,7 @@ void mem_dram_init(mem_sys *m) {
     m->chan[c].nread = m->chan[c].nwrite = 0;
     m->chan[c].memo_ok = 0;
     m->chan[c].memo_slot = -1;
+    memset(m->chan[c].dv, 0, sizeof m->chan[c].dv);
   }
   for (uint32_t i = 0; i < d->channels * d->banks; i++) {
     m->bank[i].ready = 0;
@@ -46,12 +47,13 @@ void mem_dram_init(mem_sys *m) {
   m->st->dram_next = UINT64_MAX;
   memset(m->rq, 0, sizeof(mem_dreq) * d->channels * d->queue);
   memset(m->wq, 0, sizeof(mem_dreq) * d->channels * d->queue);
-  memset(m->dvalid, 0, sizeof(uint64_t) * d->channels * 2 * m->dwords);
 }
+
+_Static_assert(MEM_DQ_WORDS * 64 >= 500, "mem_chan.dv: a bit per slot (mem_config_check: queue < 500)");
 
 /* The valid-slot words of channel ch's read (w 0) or write (w 1) queue. */
 static inline uint64_t *dq_bits(const mem_sys *m, uint32_t ch, bool w) {
-  return &m->dvalid[(2 * ch + (w ? 1 : 0)) * m->dwords];
+  return m->chan[ch].dv[w ? 1 : 0];
 }
 
 /* The lowest free slot of a queue that is not full (the bits past the queue's last slot are

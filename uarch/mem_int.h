@@ -108,7 +108,7 @@ typedef struct mem_dreq {
   uint8_t wrong_path;
   uint8_t prefetch;
   uint8_t pad[14];      /* 64 bytes: the scheduler's scan indexes slots with a shift */
-} mem_dreq;               /* a slot holds one while its bit of mem_sys.dvalid is set */
+} mem_dreq;               /* a slot holds one while its bit of mem_chan.dv is set */
 _Static_assert(sizeof(mem_dreq) == 64, "mem_dreq: 64 bytes");
 
 typedef struct mem_bank {
@@ -116,7 +116,11 @@ typedef struct mem_bank {
   uint64_t open_row;    /* UINT64_MAX when precharged */
 } mem_bank;
 
+#define MEM_DQ_WORDS 8 /* valid-slot words per DRAM queue (queue < 500) */
+
 typedef struct mem_chan {
+  uint64_t dv[2][MEM_DQ_WORDS]; /* read (0) and write (1) queue: bit i set while slot i holds a
+                                   request (scans visit only those) */
   uint64_t bus_free;    /* cycle the data bus is next free */
   uint64_t next_sched;  /* cycle the scheduler must run next; UINT64_MAX when idle */
   uint32_t nread, nwrite;
@@ -288,9 +292,7 @@ struct mem_sys {
   mem_chan *chan;
   mem_bank *bank;       /* channels * banks */
   mem_dreq *rq, *wq;    /* channels * queue each */
-  uint64_t *dvalid;     /* channels * 2 * dwords: a channel's read-queue words, then its write-queue
-                           words; bit i set while slot i holds a request (scans visit only those) */
-  uint32_t dwords;      /* (queue + 63) / 64 */
+  uint32_t dwords;      /* (queue + 63) / 64: the words of mem_chan.dv in use */
   uint32_t lines_per_row;
   uint32_t page_shift;  /* log2(page_bytes) */
 };

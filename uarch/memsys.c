@@ -342,7 +342,6 @@ static size_t layout(mem_sys *m, uint8_t *blk) {
   PLACE(m->rq, (size_t)d->channels * d->queue * sizeof(mem_dreq));
   PLACE(m->wq, (size_t)d->channels * d->queue * sizeof(mem_dreq));
   m->dwords = (d->queue + 63) / 64;
-  PLACE(m->dvalid, (size_t)d->channels * 2 * m->dwords * sizeof(uint64_t));
   m->lines_per_row = d->row_bytes / cfg->l1d.line;
   m->page_shift = log2u(cfg->page_bytes);
 #undef PLACE
