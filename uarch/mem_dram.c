@@ -100,12 +100,12 @@ static void update_next(mem_sys *m) {
 
 static void resched(mem_sys *m, uint32_t ch);
 
-/* Issue the request in slot i of a queue (read or write) at cycle t; returns the cycle its data
+/* Issue request r, in slot i of a queue (read or write), at cycle t; returns the cycle its data
  * transfer ends. (Inline: it runs once per request.) */
-static inline __attribute__((always_inline)) uint64_t issue(mem_sys *m, uint32_t ch, uint32_t i,
+static inline __attribute__((always_inline)) uint64_t issue(mem_sys *m, uint32_t ch,
+                                                            const mem_dreq *r, uint32_t i,
                                                             uint64_t t, bool is_write) {
   const dram_config *d = &m->cfg->dram;
-  const mem_dreq *r = &(is_write ? m->wq : m->rq)[ch * d->queue + i];
   mem_chan *c = &m->chan[ch];
   mem_bank *b = &m->bank[ch * d->banks + r->bank];
   mem_dram_stats *s = &m->st->dram;
@@ -192,7 +192,7 @@ void mem_dram_write(mem_sys *m, uint64_t line, uint64_t now) {
     const mem_dreq *old = &q[slot];
     mem_bank *b = &m->bank[ch * d->banks + old->bank];
     uint64_t t = now > b->ready ? now : b->ready;
-    issue(m, ch, slot, t, true);
+    issue(m, ch, old, slot, t, true);
     mem_emit(m, MEV_DRAM_DEQ, ML_DRAM, MEM_RID(ML_DRAM, MRK_QUEUE, ch * 1000 + 500 + slot),
              UINT64_MAX, old->line << m->c[ML_LLC].line_shift, t, UINT64_MAX, false, false);
   }
@@ -363,7 +363,7 @@ static __attribute__((noinline)) void chan_run(mem_sys *m, uint32_t ch, uint64_t
     uint32_t mshr = r->mshr;
     uint64_t fid = r->fid, line = r->line;
     bool wp = r->wrong_path, pf = r->prefetch;
-    uint64_t end = issue(m, ch, (uint32_t)slot, t, is_write);
+    uint64_t end = issue(m, ch, r, (uint32_t)slot, t, is_write);
     mem_emit(m, MEV_DRAM_DEQ, ML_DRAM,
              MEM_RID(ML_DRAM, MRK_QUEUE, ch * 1000 + (is_write ? 500 : 0) + (uint32_t)slot), fid,
              line << m->c[ML_LLC].line_shift, t, UINT64_MAX, wp, pf);
