@@ -100,6 +100,26 @@ static void update_next(mem_sys *m) {
 
 static void resched(mem_sys *m, uint32_t ch);
 
+/* Request r joined channel ch's read (w 0) or write (w 1) queue in slot i, with nothing else
+ * changed since next_sched was set (it is the minimum ready cycle of the other requests): the
+ * new minimum, and the memo. The memo stands if r cannot go at next_sched; if it can go
+ * earlier, nothing else can go then (every other request's ready cycle is >= next_sched): it
+ * is the memo. */
+static inline void arrived(mem_sys *m, uint32_t ch, const mem_dreq *r, uint32_t i, bool w) {
+  uint64_t t = ready_at(m, ch, r);
+  mem_chan *c = &m->chan[ch];
+  if (c->memo_ok && t <= c->next_sched) {
+    if (t < c->next_sched) {
+      c->memo_slot = (int32_t)i;
+      c->memo_write = w;
+    } else {
+      c->memo_ok = 0; /* a tie: FR-FCFS decides at the next scan */
+    }
+  }
+  if (t < c->next_sched) c->next_sched = t;
+  if (t < m->st->dram_next) m->st->dram_next = t;
+}
+
 /* Issue request r, in slot i of a queue (read or write), at cycle t; returns the cycle its data
  * transfer ends. (Inline: it runs once per request.) */
 static inline __attribute__((always_inline)) uint64_t issue(mem_sys *m, uint32_t ch,
@@ -159,20 +179,7 @@ void mem_dram_read(mem_sys *m, uint64_t line, uint64_t arrive, uint32_t mshr, ui
   m->st->dram_ver++;
   mem_emit(m, MEV_DRAM_ENQ, ML_DRAM, MEM_RID(ML_DRAM, MRK_QUEUE, ch * 1000 + i), fid,
            line << m->c[ML_LLC].line_shift, now, UINT64_MAX, wrong_path, prefetch);
-  uint64_t t = ready_at(m, ch, r);
-  mem_chan *c = &m->chan[ch];
-  /* The memo stands if the new read cannot go at next_sched; if it can go earlier, nothing
-   * else can go then (every other request's ready cycle is >= next_sched): it is the memo. */
-  if (c->memo_ok && t <= c->next_sched) {
-    if (t < c->next_sched) {
-      c->memo_slot = (int32_t)i;
-      c->memo_write = 0;
-    } else {
-      c->memo_ok = 0; /* a tie: FR-FCFS decides at the next scan */
-    }
-  }
-  if (t < c->next_sched) c->next_sched = t;
-  if (t < m->st->dram_next) m->st->dram_next = t;
+  arrived(m, ch, r, i, false);
 }
 
 void mem_dram_write(mem_sys *m, uint64_t line, uint64_t now) {
@@ -182,7 +189,9 @@ void mem_dram_write(mem_sys *m, uint64_t line, uint64_t now) {
   dram_map(m, line, &ch, &bank, &row);
   mem_dreq *q = &m->wq[ch * d->queue];
   uint64_t *v = dq_bits(m, ch, true);
-  if (m->chan[ch].nwrite == d->queue) {
+  mem_chan *c = &m->chan[ch];
+  bool forced = c->nwrite == d->queue;
+  if (forced) {
     /* Write queue full: force the oldest write out now (a real controller would stall
      * reads to drain; the bus time it takes is charged all the same). */
     uint32_t slot = UINT32_MAX;
@@ -207,10 +216,18 @@ void mem_dram_write(mem_sys *m, uint64_t line, uint64_t now) {
   r->fid = UINT64_MAX;
   r->wrong_path = r->prefetch = 0;
   v[i >> 6] |= 1ULL << (i & 63);
-  m->chan[ch].nwrite++;
+  bool drain = c->nwrite * 4 >= d->queue * 3;
+  c->nwrite++;
   mem_emit(m, MEV_DRAM_ENQ, ML_DRAM, MEM_RID(ML_DRAM, MRK_QUEUE, ch * 1000 + 500 + i), UINT64_MAX,
            line << m->c[ML_LLC].line_shift, now, UINT64_MAX, false, false);
-  resched(m, ch);
+  if (forced) {
+    resched(m, ch); /* an issue changed the bus and a bank: every ready cycle may have moved */
+    return;
+  }
+  /* Entering drain mode turns the order the queues are taken in, which decides a tie of a
+   * read and a write at next_sched: the memo may no longer be FR-FCFS's pick. */
+  if (drain != (c->nwrite * 4 >= d->queue * 3)) c->memo_ok = 0;
+  arrived(m, ch, r, i, true);
 }
 
 /* What a pass over either queue of a channel needs, loaded once per scheduling round. */
