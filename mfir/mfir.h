@@ -87,7 +87,8 @@ typedef struct mfir_rec {
   int64_t fid;
   uint64_t t[MFIR_NSTAGE];  /* cycle of each node; MFIR_NOTIME if never reached */
   uint8_t kind[MFIR_NSTAGE];/* binding kind of D, I, C, R (kind[MFIR_F] unused: derived) */
-  uint32_t rid[MFIR_NSTAGE];/* binding resource (OOO_RID_NONE if none) */
+  uint32_t rid[MFIR_NSTAGE];/* binding resource (OOO_RID_NONE if none); for F an I-cache miss
+                               or BTB-miss bubble that held fetch back just before it */
   int64_t by[MFIR_NSTAGE];  /* binding flow (MFIR_NOFID if none); for R of a squashed flow the
                                flow whose resolution squashed it; for F the flow whose rename
                                freed the fetch-queue entry this one took */

@@ -125,7 +125,8 @@ static cap_pend *pend_new(mfir_capture *c, uint64_t fid, uint64_t pc, uint32_t s
   /* (no read of a wrong-path entry: its old contents do not matter, and the load would miss) */
   uint8_t refetched = !(fid & OOO_FID_WRONG) && p->fid == fid && p->refetched;
   *p = (cap_pend){.fid = fid, .pc = pc, .t = {MFIR_NOTIME, MFIR_NOTIME, MFIR_NOTIME, MFIR_NOTIME},
-                  .d_by = OOO_FID_NONE, .f_by = OOO_FID_NONE, .sid = sid, .refetched = refetched};
+                  .d_by = OOO_FID_NONE, .f_by = OOO_FID_NONE, .f_rid = OOO_RID_NONE, .sid = sid,
+                  .refetched = refetched};
   return p;
 }
 
@@ -260,6 +261,8 @@ static void write_flow(mfir_capture *c, mfir_rec *r, uint64_t pc, uint32_t rob, 
   if (prod)
     for (int k = 0; k < 3; k++) v[FC_P1 + k] = fid_or_null(prod[k]);
   v[FC_F_BY] = fid_or_null(r->by[MFIR_F]);
+  v[FC_F_RID] = rid_or_null(r->rid[MFIR_F]);
+  count_rid(c, r->rid[MFIR_F]);
 }
 
 /* Register producers of a committed correct-path instruction, in program order. */
@@ -313,6 +316,8 @@ static void on_fetch(void *ctx, const ooo_ev *e) {
   cap_pend *p = pend_new(c, e->fid, e->pc, e->sid);
   p->t[MFIR_F] = e->cycle;
   p->f_by = e->by_fid;
+  /* only a front-end stall is worth a column: plain fetch order stays NULL */
+  p->f_rid = e->rid2 == OOO_RID_ICACHE || e->rid2 == OOO_RID_BPRED ? e->rid2 : OOO_RID_NONE;
   if (e->fid & OOO_FID_WRONG) wq_see(c, e->fid & ~OOO_FID_WRONG);
 }
 
@@ -363,6 +368,7 @@ static void on_commit(void *ctx, const ooo_commit_ev *e) {
   r->t[MFIR_C] = ntime(e->complete_cycle);
   r->t[MFIR_R] = e->cycle;
   r->by[MFIR_F] = p ? mfir_db_fid(p->f_by) : MFIR_NOFID;
+  r->rid[MFIR_F] = p ? p->f_rid : OOO_RID_NONE;
   for (int s = 0; s < OOO_NSTAGE; s++) {
     r->kind[s + 1] = e->bind[s].kind;
     r->rid[s + 1] = e->bind[s].rid;

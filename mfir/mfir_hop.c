@@ -79,7 +79,10 @@ mfir_hop_t mfir_hop(const mfir_rec *r, int stage, mfir_get_fn get, void *ctx) {
     h.fid = w->fid[k];
     h.stage = w->stage[k];
     h.kind = w->kind[k];
-    h.rid = h.kind == MK_REDIRECT ? r->rid[MFIR_D] : h.kind == MK_FETCH_SLOT ? OOO_RID_FETCH : OOO_RID_NONE;
+    h.rid = h.kind == MK_REDIRECT    ? r->rid[MFIR_D]
+            : h.kind == MK_FETCH_SLOT ? OOO_RID_FETCH
+            : h.kind == MK_FETCH_ORDER ? r->rid[MFIR_F] /* an I-cache miss or BTB bubble before it */
+                                       : OOO_RID_NONE;
     h.cycles = t - tt;
     return h;
   }

@@ -96,7 +96,7 @@ enum {
   FC_C_KIND, FC_C_BY, FC_C_RID, FC_C_CYC,
   FC_R_KIND, FC_R_BY, FC_R_RID, FC_R_CYC,
   FC_P1, FC_P2, FC_P3,
-  FC_F_BY,
+  FC_F_BY, FC_F_RID,
   FC_NUM
 };
 
@@ -205,6 +205,7 @@ typedef struct cap_pend {
   uint64_t t[4];           /* F D I C, MFIR_NOTIME if not reached */
   uint64_t d_by;           /* dispatch binding flow if the event gave one */
   uint64_t f_by;           /* flow whose rename freed the fetch-queue entry (fetch event) */
+  uint32_t f_rid;          /* what held fetch back before it (fetch event: icache, bpred, fetch) */
   uint32_t sid;
   uint32_t rob, sched, port;
   uint8_t slots, d_kind, c_kind;

@@ -219,6 +219,7 @@ static int load_row(void *ctx, int64_t rowid, const int64_t *v, int ncols) {
   r->fid = fid;
   for (int k = 0; k < MFIR_NSTAGE; k++) r->t[k] = v_time(v[FC_FETCH + k]);
   r->by[MFIR_F] = v[FC_F_BY]; /* NULL (MFIR_NOFID) in files written before the column */
+  r->rid[MFIR_F] = v[FC_F_RID] == MW_NULL ? OOO_RID_NONE : (uint32_t)v[FC_F_RID];
   for (int k = 0; k < 4; k++) {
     const int64_t *b = v + FC_D_KIND + 4 * k; /* kind, by, rid, cyc */
     r->kind[MFIR_D + k] = b[0] == MW_NULL ? 0 : (uint8_t)b[0];

@@ -14,7 +14,7 @@ const mw_table mw_tables[MT_NUM] = {
   [MT_FLOW] = {"cflow", FC_NUM, FC_FID, 1,
                "fid, pc, fetch, dispatch, issue, complete, retire, rob, sched, port, slots, flags, d_kind, d_by,"
                " d_rid, d_cyc, i_kind, i_by, i_rid, i_cyc, c_kind, c_by, c_rid, c_cyc, r_kind, r_by, r_rid, r_cyc,"
-               " p1, p2, p3, f_by",
+               " p1, p2, p3, f_by, f_rid",
                "CREATE TABLE cflow(\n"
                "  fid INTEGER PRIMARY KEY, pc INTEGER NOT NULL,\n"
                "  fetch INTEGER, dispatch INTEGER, issue INTEGER, complete INTEGER, retire INTEGER,\n"
@@ -23,7 +23,7 @@ const mw_table mw_tables[MT_NUM] = {
                "  i_kind INTEGER, i_by INTEGER, i_rid INTEGER, i_cyc INTEGER,\n"
                "  c_kind INTEGER, c_by INTEGER, c_rid INTEGER, c_cyc INTEGER,\n"
                "  r_kind INTEGER, r_by INTEGER, r_rid INTEGER, r_cyc INTEGER,\n"
-               "  p1 INTEGER, p2 INTEGER, p3 INTEGER, f_by INTEGER)"},
+               "  p1 INTEGER, p2 INTEGER, p3 INTEGER, f_by INTEGER, f_rid INTEGER)"},
   /* Wrong-path fids (-1 - n) are written in decreasing order (the capture sorts them). */
   [MT_WFLOW] = {"wflow", WC_NUM, WC_FID, -1,
                 "fid, pc, fetch, retire, flags, slots, r_kind, r_by, r_cyc, dispatch, issue, complete, rob, sched,"
@@ -94,7 +94,7 @@ const char mw_post_sql[] =
   "  UNION ALL SELECT 'bind', 'C', c_kind, coalesce(c_by, fid), fid, c_rid, c_cyc FROM cflow WHERE c_kind IS NOT NULL\n"
   "  UNION ALL SELECT 'bind', 'R', r_kind, coalesce(r_by, fid), fid, r_rid, r_cyc FROM cflow WHERE r_kind IS NOT NULL\n"
   "  UNION ALL SELECT 'bind', 'D', d_kind, coalesce(d_by, fid), fid, NULL, d_cyc FROM wflow WHERE d_kind IS NOT NULL\n"
-  "  UNION ALL SELECT 'order', 'F', 40, fid - 1, fid, NULL, NULL FROM cflow\n"
+  "  UNION ALL SELECT 'order', 'F', 40, fid - 1, fid, f_rid, NULL FROM cflow\n"
   "    WHERE fid > (SELECT min(fid) FROM cflow)\n"
   "  UNION ALL SELECT 'order', 'F', 48, f_by, fid, NULL, NULL FROM cflow WHERE f_by IS NOT NULL\n"
   "  UNION ALL SELECT 'data', NULL, NULL, producer, consumer, NULL, NULL FROM dep\n"

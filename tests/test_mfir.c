@@ -251,11 +251,13 @@ static void test_hop_queues(void **state) {
   s.r[2].t[MFIR_F] = 30;
   h = mfir_hop(&s.r[3], MFIR_F, recs_get, &s);
   assert_true(h.fid == 12 && h.stage == MFIR_F && h.kind == MK_FETCH_ORDER && h.cycles == 0);
-  /* freed before the previous fetch: fetch order */
+  /* freed before the previous fetch: fetch order, with the I-cache miss that held it back */
   s.r[2].t[MFIR_F] = 29;
   s.r[0].t[MFIR_D] = 25;
+  s.r[3].rid[MFIR_F] = OOO_RID_ICACHE;
   h = mfir_hop(&s.r[3], MFIR_F, recs_get, &s);
-  assert_true(h.fid == 12 && h.kind == MK_FETCH_ORDER && h.cycles == 1);
+  assert_true(h.fid == 12 && h.kind == MK_FETCH_ORDER && h.cycles == 1 && h.rid == OOO_RID_ICACHE);
+  s.r[3].rid[MFIR_F] = OOO_RID_NONE;
   /* a redirect that came last wins */
   s.r[0].t[MFIR_D] = 30;
   s.r[3].by[MFIR_D] = 11; /* delivered after 11's redirect (resolved at 30, as the entry freed) */
@@ -1261,6 +1263,10 @@ static void test_back_pressure(void **state) {
   snprintf(sql, sizeof sql, "SELECT count(*) FROM cflow WHERE f_by >= 0 AND f_by != fid - %u", cfg.fe.fetch_queue);
   assert_int_equal(q1(db, sql), 0);
   assert_true(q1(db, "SELECT count(*) FROM cflow WHERE d_kind = 5") > 1000); /* sq_full */
+  /* the first fetch waited for the cold I-cache, and says so */
+  snprintf(sql, sizeof sql, "SELECT f_rid FROM cflow WHERE fid = 0");
+  assert_int_equal(q1(db, sql), OOO_RID_ICACHE);
+  assert_true(q1(db, "SELECT count(*) FROM cflow WHERE f_rid IS NOT NULL") < 100);
   sqlite3_close(db);
   mfir_db *d = open_mfir(path);
   mfir_critical c;

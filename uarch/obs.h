@@ -149,7 +149,10 @@ typedef struct ooo_ev {
   uint32_t sid;        /* static id (UINT32_MAX for wrong-path PCs never executed) */
   uint32_t rid;        /* ROB entry (fetch: OOO_RID_FETCH; issue: port; dispatch: ROB entry) */
   uint32_t rid2;       /* dispatch: scheduler entry of the first micro-op, or LQ/SQ entry;
-                          issue: scheduler entry released */
+                          issue: scheduler entry released; fetch of a correct-path
+                          instruction: what held fetch back just before it — OOO_RID_ICACHE
+                          (an I-cache miss), OOO_RID_BPRED (a BTB-miss bubble), else
+                          OOO_RID_FETCH */
   uint8_t wrong_path;
   uint8_t uop;         /* micro-op index within the instruction (issue/complete) */
   uint8_t uop_kind;    /* OOO_UOP_* */

@@ -477,6 +477,7 @@ static void fetch_event(ooo_model *restrict m, uint64_t now, const ooo_fq *q, co
   ooo_ev e = oo_ev_make(now, q->fid, q->pc, t->sid, OOO_RID_FETCH, wrong);
   const uint64_t pos = m->st->fq_tail, cap = m->cfg.fe.fetch_queue;
   e.by_fid = pos >= cap ? oo_fq(m, pos - cap)->fid : OOO_FID_NONE;
+  e.rid2 = wrong ? OOO_RID_NONE : q->fe_rid; /* (the model with observers keeps bindings) */
   m->obs->fetch(m->obs_ctx, &e);
 }
 
