@@ -592,6 +592,59 @@ static void test_memory_ordering(void **state) {
   free(path);
 }
 
+/* A load that waits for older store addresses (the load-wait table named its PC) while a younger
+ * load violates against the same store: the store's address both clears the machine from the
+ * younger load and is the last address the older one waited for. Nothing after it stores, so
+ * only that store can wake the waiting load (a model that returned after the clear deadlocked:
+ * found on python3). */
+typedef struct clr_ctx {
+  uint64_t pc_l, pc_l2;
+  int n_l, n_l2, iters;
+} clr_ctx;
+
+static void clear_addr(void *vctx, uint64_t pc, int slot, uint64_t *addr, uint32_t *size, bool *is_store) {
+  (void)slot;
+  (void)size;
+  clr_ctx *c = vctx;
+  const uint64_t a = 0x20000040ULL;
+  if (*is_store) *addr = a;
+  else if (pc == c->pc_l) *addr = ++c->n_l == 1 ? a : 0x30000000ULL;              /* trains its PC once */
+  else if (pc == c->pc_l2) *addr = ++c->n_l2 == c->iters ? a : 0x40000000ULL;   /* violates at the end */
+}
+
+static void test_clear_wakes_waiting_load(void **state) {
+  (void)state;
+  const char *src =
+    "loop:\n"
+    "  imul rbx, rbx, 1\n"
+    "  imul rbx, rbx, 1\n"
+    "  imul rbx, rbx, 1\n"
+    "  mov [rbx], rax\n"
+    "waiter:\n"
+    "  mov rcx, [rdx]\n"
+    "violator:\n"
+    "  mov r9, [rdi]\n"
+    "  dec rsi\n"
+    "  jnz loop\n"
+    "done:\n"
+    "  nop\n";
+  tbuild *tb = build(src);
+  clr_ctx ctx = {tb_label(tb, "waiter"), tb_label(tb, "violator"), 0, 0, 20};
+  tb_loop(tb, "loop", "done", (uint64_t)ctx.iters, clear_addr, &ctx);
+  char *path = tu_tb_finish(tb, tb_label(tb, "done"));
+  ooo_config c;
+  ooo_config_default(&c);
+  c.core.mem_dep = MDP_PREDICT;
+  run_res r = run_cfg(path, &c); /* fails on a deadlock */
+  print_message("clear beside a waiting load: %llu machine clears, %llu load waits, %llu cycles\n",
+                (unsigned long long)r.s.machine_clears, (unsigned long long)r.s.mdp_waits,
+                (unsigned long long)r.s.cycles);
+  assert_true(r.s.machine_clears >= 2); /* the training one and the last */
+  assert_true(r.s.mdp_waits >= (uint64_t)ctx.iters - 2);
+  unlink(path);
+  free(path);
+}
+
 static void test_store_forwarding_latency(void **state) {
   (void)state;
   /* a value travelling through memory: store, reload, increment */
@@ -1733,6 +1786,7 @@ int main(void) {
     cmocka_unit_test(test_determinism_and_checkpoints),
     cmocka_unit_test(test_parallel_models),
     cmocka_unit_test(test_memory_ordering),
+    cmocka_unit_test(test_clear_wakes_waiting_load),
     cmocka_unit_test(test_store_forwarding_latency),
     cmocka_unit_test(test_filter_interventions),
     cmocka_unit_test(test_perfect_mem_and_skipping),

@@ -799,11 +799,11 @@ static __attribute__((noinline)) void store_address_known(ooo_model *restrict m,
     ooo_uop *l = &m->uops[s->viol_slot];
     uint64_t vseq = s->viol_seq;
     s->viol_seq = 0;
-    if (l->seq == vseq && l->kind == OOO_UOP_LOAD && l->issued && !(m->rob[l->rob].flags & RF_WRONG)) {
+    if (l->seq == vseq && l->kind == OOO_UOP_LOAD && l->issued && !(m->rob[l->rob].flags & RF_WRONG))
       machine_clear(m, s->viol_slot, now);
-      return;
-    }
   }
+  /* (also after a machine clear: a waiting load older than the violating one survives it, and
+   * this store's address may be the last it waited for — no later store would wake it) */
   if (st->mdpw_n) {
     uint64_t unres = sq_unresolved(m);
     uint32_t k = 0;
