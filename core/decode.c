@@ -1239,7 +1239,9 @@ bool dec_decode(dec_ctx *d, const uint8_t *bytes, size_t n, uint64_t pc, dec_ins
   if ((rules & R_LDBLEND) && has_mem && !mem0) cls = IC_VEC_ALU;
   if (pfx & PFX_LOCK) {
     flags |= DF_LOCK;
-    if (has_mem) cls = IC_ATOMIC;
+    /* (not a control transfer: `lock call [m]` faults on hardware; wrong-path fetch from data
+     * can still decode one, and a branch must stay a branch) */
+    if (has_mem && cls != IC_BRANCH) cls = IC_ATOMIC;
   }
   if ((rules & R_XCHG) && has_mem) {
     flags |= DF_LOCK; /* xchg with memory is locked without the prefix */

@@ -424,6 +424,14 @@ static void test_invalid(void **state) {
     assert_true(o.src == 0 && o.addr_src == 0 && o.dst == 0 && o.target == 0);
     assert_non_null(memchr(o.text, 0, DEC_TEXT_LEN));
   }
+  /* Capstone decodes a lock prefix on a call through memory (hardware faults on it); wrong-path
+   * fetch from data can meet one: it stays a branch (found by test_fuzz, WHATIF_SEED=1796098598) */
+  static const uint8_t lock_call[] = {0xf0, 0xf2, 0xff, 0x11};
+  dec_insn o;
+  if (dec_decode(d, lock_call, sizeof lock_call, 0x2000, &o)) {
+    assert_int_equal(o.cls, IC_BRANCH);
+    assert_int_equal(o.br, BR_IND_CALL);
+  }
   dec_free(d);
 }
 
