@@ -64,6 +64,25 @@ static inline uint32_t dq_free(const uint64_t *v) {
   return k * 64 + (uint32_t)__builtin_ctzll(~v[k]);
 }
 
+/* Take the lowest free slot of queue q (valid words v, not full) for a request: its index. Field
+ * by field (pad is never read): no zeroed temporary to copy. */
+static inline uint32_t dq_put(mem_sys *m, mem_dreq *q, uint64_t *v, uint64_t arrive, uint64_t row, uint32_t bank,
+                              uint32_t mshr, uint64_t line, uint64_t fid, bool wrong_path, bool prefetch) {
+  uint32_t i = dq_free(v);
+  mem_dreq *r = &q[i];
+  r->arrive = arrive;
+  r->row = row;
+  r->seq = m->st->seq++;
+  r->bank = bank;
+  r->mshr = mshr;
+  r->line = line;
+  r->fid = fid;
+  r->wrong_path = wrong_path;
+  r->prefetch = prefetch;
+  v[i >> 6] |= 1ULL << (i & 63);
+  return i;
+}
+
 /* Visit slot i of every request of the queue whose valid words are v (in slot order). */
 #define DQ_EACH(m, v, i, body)                                                                   \
   for (uint32_t dq_k_ = 0; dq_k_ < (m)->dwords; dq_k_++)                                         \
@@ -161,20 +180,8 @@ void mem_dram_read(mem_sys *m, uint64_t line, uint64_t arrive, uint32_t mshr, ui
   dram_map(m, line, &ch, &bank, &row);
   mem_dreq *q = &m->rq[ch * d->queue];
   if (m->chan[ch].nread == d->queue) return; /* callers check mem_dram_can_read first */
-  uint64_t *v = dq_bits(m, ch, false);
-  uint32_t i = dq_free(v);
+  uint32_t i = dq_put(m, q, dq_bits(m, ch, false), arrive, row, bank, mshr, line, fid, wrong_path, prefetch);
   mem_dreq *r = &q[i];
-  /* Field by field (pad is never read): no zeroed temporary to copy. */
-  r->arrive = arrive;
-  r->row = row;
-  r->seq = m->st->seq++;
-  r->bank = bank;
-  r->mshr = mshr;
-  r->line = line;
-  r->fid = fid;
-  r->wrong_path = wrong_path;
-  r->prefetch = prefetch;
-  v[i >> 6] |= 1ULL << (i & 63);
   m->chan[ch].nread++;
   m->st->dram_ver++;
   mem_emit(m, MEV_DRAM_ENQ, ML_DRAM, MEM_RID(ML_DRAM, MRK_QUEUE, ch * 1000 + i), fid,
@@ -205,17 +212,8 @@ void mem_dram_write(mem_sys *m, uint64_t line, uint64_t now) {
     mem_emit(m, MEV_DRAM_DEQ, ML_DRAM, MEM_RID(ML_DRAM, MRK_QUEUE, ch * 1000 + 500 + slot),
              UINT64_MAX, old->line << m->c[ML_LLC].line_shift, t, UINT64_MAX, false, false);
   }
-  uint32_t i = dq_free(v);
+  uint32_t i = dq_put(m, q, v, now, row, bank, UINT32_MAX, line, UINT64_MAX, false, false);
   mem_dreq *r = &q[i];
-  r->arrive = now;
-  r->row = row;
-  r->seq = m->st->seq++;
-  r->bank = bank;
-  r->mshr = UINT32_MAX;
-  r->line = line;
-  r->fid = UINT64_MAX;
-  r->wrong_path = r->prefetch = 0;
-  v[i >> 6] |= 1ULL << (i & 63);
   bool drain = c->nwrite * 4 >= d->queue * 3;
   c->nwrite++;
   mem_emit(m, MEV_DRAM_ENQ, ML_DRAM, MEM_RID(ML_DRAM, MRK_QUEUE, ch * 1000 + 500 + i), UINT64_MAX,
