@@ -294,7 +294,9 @@ wi_rc mfir_critical_path(mfir_db *d, const char *symptom, mfir_critical *out, wi
     uint64_t pc = rd_flow_pc(d, cur->fid);
     acc_add(&by_kind, (uint64_t)kind, cyc);
     if (h.rid != OOO_RID_NONE) acc_add(&by_rid, h.rid, cyc);
-    acc_add(&by_pc, pc, cyc);
+    /* A full store queue's cycles are the holding store's write, not the waiting instruction's
+     * (which is whatever rename reached first after the stall): they go to the store's PC. */
+    acc_add(&by_pc, kind == OB_SQ_FULL ? rd_flow_pc(d, h.fid) : pc, cyc);
     out->total += cyc;
     out->n_hops++;
     if (chain && steps.n < MAX_CHAIN) {

@@ -1230,9 +1230,11 @@ static void test_eviction_named(void **state) {
   done_walk(&c, d, path, trace);
 }
 
-/* Stores to a new line each iteration: the store queue fills with committed stores waiting for
- * their lines, rename stops on it, the fetch queue fills behind. Every fetch names the rename that
- * freed its entry, and the critical path goes through the store queue, not along fetch order. */
+/* A streaming loop that stores to a new line each iteration: the store queue fills with committed
+ * stores waiting for their lines, rename stops on it, the fetch queue fills behind. Every fetch
+ * names the rename that freed its entry, the critical path goes through the store queue, not
+ * along fetch order, and its cycles go to the store's PC (not to whichever instruction rename
+ * reached first after the stall: before, the store got 0.2% of them). */
 static void seq_store_mem(void *vctx, uint64_t pc, int slot, uint64_t *addr, uint32_t *size, bool *is_store) {
   (void)pc;
   (void)slot;
@@ -1243,12 +1245,12 @@ static void seq_store_mem(void *vctx, uint64_t pc, int slot, uint64_t *addr, uin
 
 static void test_back_pressure(void **state) {
   (void)state;
-  tbuild *tb = build("loop:\n  mov [rdi], rax\n  add rdi, 64\n  dec rcx\n  jnz loop\ndone:\n  nop\n");
+  tbuild *tb = build("loop:\n  vmovapd ymm1, [rsi]\n  vaddpd ymm1, ymm1, ymm2\n  vmovapd [rdi], ymm1\n  add rdi, 64\n  cmp rdi, rcx\n  jb loop\ndone:\n  nop\n");
   uint64_t n = 0;
   tb_loop(tb, "loop", "done", 20000, seq_store_mem, &n);
   tb_exec(tb, tb_label(tb, "done"), NULL, 0);
   char *trace = write_trace(tb);
-  uint64_t store_pc = tb_label(tb, "loop");
+  uint64_t store_pc = tb_label(tb, "loop") + 8;
   tb_free(tb);
   ooo_config cfg;
   ooo_config_default(&cfg);
@@ -1284,6 +1286,7 @@ static void test_back_pressure(void **state) {
                 100.0 * (double)order / (double)c.total, 100.0 * (double)store / (double)c.total);
   assert_true(sq * 2 > c.total);
   assert_true(order * 10 < c.total);
+  assert_true(store * 10 >= sq * 9);
   done_walk(&c, d, path, trace);
 }
 
