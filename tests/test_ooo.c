@@ -549,15 +549,18 @@ static void same_addr(void *ctx, uint64_t pc, int slot, uint64_t *addr, uint32_t
   *addr = 0x20000040ULL;
 }
 
+/* A store whose address waits for a three-multiply chain (loads beside it are ready early). */
+#define SLOW_ADDR_STORE                                                                        \
+  "  imul rbx, rbx, 1\n"                                                                      \
+  "  imul rbx, rbx, 1\n"                                                                      \
+  "  imul rbx, rbx, 1\n"                                                                      \
+  "  mov [rbx], rax\n"
+
 static void test_memory_ordering(void **state) {
   (void)state;
   /* the store's address depends on a slow chain; the load of the same bytes is ready early */
   const char *src =
-    "loop:\n"
-    "  imul rbx, rbx, 1\n"
-    "  imul rbx, rbx, 1\n"
-    "  imul rbx, rbx, 1\n"
-    "  mov [rbx], rax\n"
+    "loop:\n" SLOW_ADDR_STORE
     "  mov rcx, [rdx]\n"
     "  add rax, rcx\n"
     "  dec rsi\n"
@@ -615,11 +618,7 @@ static void clear_addr(void *vctx, uint64_t pc, int slot, uint64_t *addr, uint32
 static void test_clear_wakes_waiting_load(void **state) {
   (void)state;
   const char *src =
-    "loop:\n"
-    "  imul rbx, rbx, 1\n"
-    "  imul rbx, rbx, 1\n"
-    "  imul rbx, rbx, 1\n"
-    "  mov [rbx], rax\n"
+    "loop:\n" SLOW_ADDR_STORE
     "waiter:\n"
     "  mov rcx, [rdx]\n"
     "violator:\n"

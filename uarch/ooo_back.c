@@ -1857,6 +1857,17 @@ static inline int slot_category(ooo_model *restrict m, int stop, uint32_t used) 
 
 int oo_slot_category(ooo_model *restrict m, int stop, uint32_t used) { return slot_category(m, stop, used); }
 
+/* A rename cycle that renames nothing because of `stop`, accounted as dispatch_cycle's end would
+ * account it: the stop, its stall count and every slot unfilled. (The shortcuts that end such a
+ * cycle early share it.) */
+static inline void rename_lost(ooo_model *restrict m, int stop) {
+  ooo_state *st = m->st;
+  st->disp_stop = (uint8_t)stop;
+  st->stats.dispatch_stall[stop]++;
+  st->stats.slots[slot_category(m, stop, 0)] += m->cfg.core.rename_width;
+}
+void oo_rename_lost(ooo_model *restrict m, int stop) { rename_lost(m, stop); }
+
 /* One rename cycle; `binds` is a constant at each call (oo_dispatch): without bindings the copy
  * keeps no stall record and no dispatch binding, and has no observer to call. */
 static inline __attribute__((always_inline)) void dispatch_cycle(ooo_model *restrict m, uint64_t now,
@@ -1879,10 +1890,7 @@ static inline __attribute__((always_inline)) void dispatch_cycle(ooo_model *rest
      * (the one that stopped it: nothing else has renamed since) skips the slow check */
     int still = blk_still(m, oo_fq(m, st->fq_head));
     if (still > 0) {
-      stop = st->blk_stop;
-      st->disp_stop = (uint8_t)stop;
-      st->stats.dispatch_stall[stop]++;
-      st->stats.slots[slot_category(m, stop, 0)] += W;
+      rename_lost(m, st->blk_stop);
       return;
     }
     if (still == 0) fr.blocked = false;
@@ -2051,9 +2059,7 @@ void oo_dispatch(ooo_model *restrict m, uint64_t now) {
     else if (oo_fq(m, st->fq_head)->avail > now) wait = 2;
     if (wait) {
       st->disp_wait = wait;
-      st->disp_stop = OB_FRONTEND;
-      st->stats.dispatch_stall[OB_FRONTEND]++;
-      st->stats.slots[slot_category(m, OB_FRONTEND, 0)] += W;
+      rename_lost(m, OB_FRONTEND);
       return;
     }
   }

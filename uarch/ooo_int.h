@@ -554,6 +554,8 @@ uint64_t oo_backend_next(const ooo_model *m, uint64_t now);
 void oo_mem_retry(ooo_model *m, uint64_t now);
 /* Slot category of unfilled rename slots when rename stopped for `stop` after `used` slots. */
 int oo_slot_category(ooo_model *m, int stop, uint32_t used);
+/* Account a rename cycle lost to `stop` (disp_stop, the stall count, every slot unfilled). */
+void oo_rename_lost(ooo_model *m, int stop);
 
 static inline ooo_rob *oo_rob(ooo_model *m, uint64_t pos) { return &m->rob[pos & m->rob_mask]; }
 

@@ -498,8 +498,7 @@ static void step(ooo_model *m) {
     /* commit would stop at the head as in the last stepped cycle, unless that cycle stopped at the
      * commit width: then the new head names the stall */
     if (st->rob_head < st->rob_tail) st->commit_stall = oo_head_stall(m, oo_rob(m, st->rob_head), now);
-    st->stats.dispatch_stall[st->disp_stop]++;
-    st->stats.slots[oo_slot_category(m, st->disp_stop, 0)] += m->cfg.core.rename_width;
+    oo_rename_lost(m, st->disp_stop);
   } else {
     step_core(m, now);
     if (m->failed) return;
