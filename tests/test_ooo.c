@@ -1579,7 +1579,11 @@ static void test_wrong_path_blocks(void **state) {
                   (unsigned long long)s->insns, (unsigned long long)s->fetched[1],
                   (unsigned long long)s->mispredicts[BR_COND]);
     assert_true(s->mispredicts[BR_COND] > 200);
-    assert_true(s->fetched[1] > 5 * s->mispredicts[BR_COND] - 1); /* the wrong path was fetched */
+    if (k == 4) /* about the cap after each misprediction: a squash can come first, and a machine
+                 * clear refetches a mispredicted branch that commits once */
+      assert_true(s->fetched[1] > 4 * s->mispredicts[BR_COND] && s->fetched[1] < 6 * s->mispredicts[BR_COND]);
+    else
+      assert_true(s->fetched[1] > 5 * s->mispredicts[BR_COND] - 1); /* the wrong path was fetched */
     ooo_free(m);
     ooo_free(plain);
   }
