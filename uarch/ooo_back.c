@@ -1689,16 +1689,21 @@ static inline __attribute__((always_inline)) void dispatch_one(ooo_model *restri
   ooo_rob *r = &m->rob[ri];
   r->fid = q->fid;
   r->pc = q->pc;
-  r->win = q->win;
-  r->fetch_cycle = q->fetch_cycle;
-  r->dispatch_cycle = now;
-  r->done_cycle = 0;
   r->uop0 = st->uop_tail;
   r->undo0 = st->undo_tail;
   r->sq0 = st->sq_tail;
-  r->bck_at = q->bck_at;
-  r->sid = t->sid;
-  r->bck = q->bck;
+  /* Fields that only commit, a mispredicted branch's or a clearing load's recovery (correct path
+   * only) and observers read: a wrong-path instruction never commits, so without observers its
+   * entry keeps stale ones (2/3 of the instructions renamed after mispredictions). */
+  if (!wrong || binds) {
+    r->win = q->win;
+    r->fetch_cycle = q->fetch_cycle;
+    r->dispatch_cycle = now;
+    r->done_cycle = 0;
+    r->bck_at = q->bck_at;
+    r->sid = t->sid;
+    r->bck = q->bck;
+  }
   /* the template's part from the plan, the fetch-queue bits (wrong, mispredicted, gate) moved
    * into place by a table (no branches) */
   static const uint8_t fq_rf[8] = {0, 1, 4, 5, 32, 33, 36, 37};
@@ -1922,7 +1927,11 @@ static inline __attribute__((always_inline)) void dispatch_cycle(ooo_model *rest
       pl = m->hp_h;
     } else {
       const ooo_tmpl *qt = fq_tmpl(m, q);
-      if (!q->mod && !(q->flags & FQ_MEM)) { /* the template's static plan */
+      /* flags and mod read as one word: no memory accesses, no modifications */
+      _Static_assert(offsetof(ooo_fq, mod) == offsetof(ooo_fq, flags) + 1, "ooo_fq: flags, mod");
+      uint16_t fm;
+      memcpy(&fm, &q->flags, 2);
+      if (!(fm & (FQ_MEM | 0xff00))) { /* the template's static plan */
         pl = &qt->sp;
         simple = pl->simple && lean_ok;
       } else {
@@ -1935,7 +1944,7 @@ static inline __attribute__((always_inline)) void dispatch_cycle(ooo_model *rest
         pm = pp;
       }
     }
-    if (used && used + pl->slots > W) {
+    if (used + pl->slots > W && used) { /* (slots <= W: the first test decides mostly) */
       stop = OB_WIDTH; /* by: the previous instruction, dispatched this cycle */
       break;
     }

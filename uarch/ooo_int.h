@@ -195,7 +195,9 @@ typedef struct ooo_bck {
   uint8_t btb_ok;           /* a direct branch found in the BTB at fetch (no update needed) */
 } ooo_bck;
 
-/* Reorder-buffer entry. */
+/* Reorder-buffer entry. A wrong-path entry of a model without bindings (no observer) keeps
+ * stale win, fetch_cycle, dispatch_cycle, done_cycle, bck_at, sid and bck: only commit,
+ * correct-path recovery and observers read them (dispatch_one in ooo_back.c). */
 enum {
   RF_WRONG = 1 << 0, RF_DONE = 1 << 1, RF_MISPRED = 1 << 2, RF_BRANCH = 1 << 3,
   RF_SERIAL = 1 << 4, RF_GATE = 1 << 5, RF_EXECUTED = 1 << 6, RF_LOADMISS = 1 << 7,
