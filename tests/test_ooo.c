@@ -1594,8 +1594,9 @@ static void test_wrong_path_blocks(void **state) {
 
 /* ---- models without bindings ---------------------------------------------------------------------- */
 
-/* OOO_NO_BINDINGS leaves out only what observers see: every statistic (per sid too) and the
- * cycle count equal a model's that keeps the bindings, on streams of every kind the commands
+/* OOO_NO_BINDINGS leaves out only what observers see (also the scheduler entry numbers: only
+ * the counts are kept): every statistic (per sid too) and the cycle count equal a model's that
+ * keeps the bindings, on streams of every kind the commands
  * run (branchy, calls and returns, FMA chains with a divider, forwarding, pointer chasing with
  * misses, a mix with wrong paths and machine clears, port pressure) on three machines (one
  * through rename's reference path, OOO_NO_LEAN), also for a clone taken halfway (which inherits

@@ -48,11 +48,13 @@ static inline __attribute__((always_inline)) void unready(ooo_model *restrict m,
   st->rdy_ports &= ~((uint32_t)(left == 0) << p);
 }
 
-static inline void sched_release(ooo_model *restrict m, ooo_uop *u) {
+/* Micro-op u leaves its scheduler entry. `ids`: the model keeps bindings (m->binds), so the
+ * entry's number goes back to the pool's free stack; without them only the count matters (the
+ * numbers name entries for observers only, and a model without bindings never has one). */
+static inline __attribute__((always_inline)) void sched_release(ooo_model *restrict m, ooo_uop *u, const bool ids) {
   ooo_state *st = m->st;
   uint32_t p = u->pool;
-  uint32_t nfree = m->sched_cap[p] - st->sched_used[p];
-  m->sched_free[p][nfree] = u->sched_id;
+  if (ids) m->sched_free[p][m->sched_cap[p] - st->sched_used[p]] = u->sched_id;
   st->sched_used[p]--;
   st->port_queued[u->port]--;
 }
@@ -182,17 +184,17 @@ static inline uint32_t mdp_index(const ooo_model *m, uint64_t pc) {
 
 /* ---- squash -------------------------------------------------------------------------------------- */
 
-static inline __attribute__((always_inline)) void squash_uop(ooo_model *restrict m, uint32_t slot) {
+static inline __attribute__((always_inline)) void squash_uop(ooo_model *restrict m, uint32_t slot, const bool ids) {
   ooo_uop *u = &m->uops[slot];
   switch (u->state) {
   case US_WAIT:
-  case US_MEMWAIT: sched_release(m, u); break;
+  case US_MEMWAIT: sched_release(m, u, ids); break;
   case US_READY:
     unready(m, slot);
     /* a marked micro-op leaves the ready set only here or after its mark is cleared: a reused
      * slot must not inherit the mark */
     m->ublk[(size_t)u->port * m->nwords + (slot >> 6)] &= ~(1ULL << (slot & 63));
-    sched_release(m, u);
+    sched_release(m, u, ids);
     break;
   case US_ISSUED:
   case US_RETRY: oo_wheel_remove(m, slot); break;
@@ -221,7 +223,7 @@ static void squash_rob_obs(ooo_model *restrict m, uint64_t from, uint64_t now, u
   while (st->rob_tail > from) {
     uint64_t pos = --st->rob_tail;
     ooo_rob *r = oo_rob(m, pos);
-    for (uint32_t k = r->n_uops; k-- > 0;) squash_uop(m, (uint32_t)((r->uop0 + k) & m->uop_mask));
+    for (uint32_t k = r->n_uops; k-- > 0;) squash_uop(m, (uint32_t)((r->uop0 + k) & m->uop_mask), m->binds);
     for (uint32_t j = r->n_undo; j-- > 0;) {
       const ooo_undo *e = &m->undo[(r->undo0 + j) & m->undo_mask];
       m->map[e->reg] = e->old;
@@ -283,10 +285,14 @@ static void squash_rob_fast(ooo_model *restrict m, uint64_t from, int cause) {
     n -= run;
     i = 0;
   }
+  const bool ids = m->binds;
   for (uint64_t k = st->uop_tail, left = k - uop0; left;) { /* youngest first, by contiguous runs */
     uint32_t hi = (uint32_t)((k - 1) & m->uop_mask);
     uint32_t run = (uint32_t)WI_MIN(left, (uint64_t)hi + 1);
-    for (uint32_t s = hi + 1; s-- > hi + 1 - run;) squash_uop(m, s);
+    if (ids)
+      for (uint32_t s = hi + 1; s-- > hi + 1 - run;) squash_uop(m, s, true);
+    else
+      for (uint32_t s = hi + 1; s-- > hi + 1 - run;) squash_uop(m, s, false);
     k -= run;
     left -= run;
   }
@@ -557,7 +563,7 @@ static inline __attribute__((always_inline)) void issue_common(ooo_model *restri
   ooo_state *st = m->st;
   ooo_uop *u = &m->uops[slot];
   unready(m, slot);
-  sched_release(m, u);
+  sched_release(m, u, binds);
   u->state = US_ISSUED;
   u->issue_cycle = now;
   u->issued = 1;
@@ -1438,9 +1444,10 @@ static inline uint32_t new_uop(ooo_model *restrict m, uint32_t robidx, int kind,
    * from the state) */
   uint64_t ut = st->uop_tail, seq = st->uop_seq + 1;
   uint32_t pl = m->pool_of[kind], used = st->sched_used[pl];
-  uint16_t sched_id = m->sched_free[pl][m->sched_cap[pl] - used - 1];
-  uint32_t port = bind_port(st, ports);
   const bool binds = m->binds;
+  /* (the entry's number only with bindings: see sched_release) */
+  uint16_t sched_id = binds ? m->sched_free[pl][m->sched_cap[pl] - used - 1] : 0;
+  uint32_t port = bind_port(st, ports);
   st->uop_tail = ut + 1;
   st->uop_seq = seq;
   st->sched_used[pl] = used + 1;
@@ -1754,7 +1761,7 @@ static inline __attribute__((always_inline)) void dispatch_one(ooo_model *restri
       u->rob = ri;
       u->dep_head = OOO_NIL;
       memcpy(&u->lat, &x[k].latocc, 4); /* lat, occ */
-      u->sched_id = sfree[--top];
+      if (binds) u->sched_id = sfree[--top]; /* (see sched_release) */
       /* all but the first wait for exactly their predecessor: pending 1 */
       u->small[0] = x[k].small0 + idx_add + ((uint64_t)port << 8) + ((uint64_t)(k != 0) << 24);
       u->small[1] = x[k].small1;

@@ -235,7 +235,7 @@ typedef struct ooo_uop {
   uint32_t ready_by;        /* slot of the producer that arrived last, OOO_NIL if none */
   uint32_t next, prev;      /* wheel links */
   uint16_t lat, occ;        /* cycles */
-  uint16_t sched_id;
+  uint16_t sched_id;        /* scheduler entry (kept with bindings only: observers name it) */
   uint16_t wb;              /* wheel bucket while in_wheel */
   union {                   /* small fields, cleared together at dispatch */
     struct {
@@ -461,7 +461,7 @@ struct ooo_model {
   ooo_link *links;
   ooo_map *map;             /* RG_NUM entries */
   ooo_undo *undo;
-  uint16_t *sched_free[OOO_NPOOL];
+  uint16_t *sched_free[OOO_NPOOL]; /* free entry numbers per pool (used with bindings only) */
   uint64_t *rdy;            /* OOO_MAX_PORTS x nwords */
   uint64_t *ublk;           /* OOO_MAX_PORTS x nwords: ready micro-ops that found their unit busy
                                (issue skips them until ublk_until, then clears the port's marks;
