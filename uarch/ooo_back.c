@@ -4,6 +4,9 @@
  * squash, in-order commit, store drain, and top-down slot accounting. */
 #include <stddef.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "ooo_int.h"
 
@@ -30,7 +33,6 @@ static inline void make_ready(ooo_model *restrict m, uint32_t slot) {
   uint32_t p = u->port;
   m->rdy[(size_t)p * m->nwords + (slot >> 6)] |= 1ULL << (slot & 63);
   st->rdy_sum[p] |= 1ULL << (slot >> 6);
-  st->rdy_n[p]++;
   st->rdy_ports |= 1u << p; /* unconditionally: no host branch to mispredict */
 }
 
@@ -42,10 +44,11 @@ static inline __attribute__((always_inline)) void unready(ooo_model *restrict m,
   uint32_t p = u->port;
   uint64_t *w = &m->rdy[(size_t)p * m->nwords + (slot >> 6)];
   *w &= ~(1ULL << (slot & 63));
-  /* branch-free: clear the summary bit when the word empties, the port bit when the port does */
-  st->rdy_sum[p] &= ~((uint64_t)(*w == 0) << (slot >> 6));
-  uint32_t left = --st->rdy_n[p];
-  st->rdy_ports &= ~((uint32_t)(left == 0) << p);
+  /* branch-free: clear the summary bit when the word empties, the port bit when the port does
+   * (its summary empties: a micro-op is made ready only when not ready, so the bitmaps count) */
+  uint64_t sum = st->rdy_sum[p] & ~((uint64_t)(*w == 0) << (slot >> 6));
+  st->rdy_sum[p] = sum;
+  st->rdy_ports &= ~((uint32_t)(sum == 0) << p);
 }
 
 /* Micro-op u leaves its scheduler entry. `ids`: the model keeps bindings (m->binds), so the
@@ -200,8 +203,7 @@ static inline __attribute__((always_inline)) void squash_uop(ooo_model *restrict
   case US_RETRY: oo_wheel_remove(m, slot); break;
   default: break;
   }
-  links_release(m, u->dep_head);
-  u->dep_head = OOO_NIL;
+  links_release(m, u->dep_head); /* (dep_head of a free slot is never read: dispatch sets it) */
   u->seq = 0;
   u->state = US_FREE;
 }
@@ -246,6 +248,11 @@ static void squash_rob_obs(ooo_model *restrict m, uint64_t from, uint64_t now, u
   st->uop_tail = new_uop_tail;
 }
 
+_Static_assert(offsetof(ooo_rob, slots) == offsetof(ooo_rob, n_uops) + 2 && offsetof(ooo_rob, n_lq) == offsetof(ooo_rob, n_uops) + 3 &&
+                   offsetof(ooo_rob, n_int) == offsetof(ooo_rob, n_uops) + 6 &&
+                   offsetof(ooo_rob, n_vec) == offsetof(ooo_rob, n_uops) + 7,
+               "ooo_rob: the counts word");
+
 /* Squash ROB positions >= from without an observer: the same end state as squash_rob_obs with
  * each structure undone in one pass. The micro-ops, undo-log entries and SQ entries of the
  * squashed instructions are contiguous ranges ending at the tails; they are walked from the
@@ -275,12 +282,27 @@ static void squash_rob_fast(ooo_model *restrict m, uint64_t from, int cause) {
         serial = serial == r->fid ? OOO_FID_NONE : serial;
       }
     } else {
+#if defined(__SSE2__)
+      /* the counts word (n_uops .. n_vec) of each entry widened and added as eight 16-bit
+       * lanes, at most 256 entries at a time (no lane can overflow) */
+      const __m128i z = _mm_setzero_si128();
+      for (const ooo_rob *r = &m->rob[i], *e = r + run; r < e;) {
+        const ooo_rob *ce = e - r > 256 ? r + 256 : e;
+        __m128i acc = z;
+        for (; r < ce; r++) acc = _mm_add_epi16(acc, _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)&r->n_uops), z));
+        slots += (uint32_t)_mm_extract_epi16(acc, 2);
+        n_lq += (uint32_t)_mm_extract_epi16(acc, 3);
+        n_int += (uint32_t)_mm_extract_epi16(acc, 6);
+        n_vec += (uint32_t)_mm_extract_epi16(acc, 7);
+      }
+#else
       for (const ooo_rob *r = &m->rob[i], *e = r + run; r < e; r++) {
         n_lq += r->n_lq;
         n_int += r->n_int;
         n_vec += r->n_vec;
         slots += r->slots;
       }
+#endif
     }
     n -= run;
     i = 0;
@@ -558,15 +580,17 @@ static __attribute__((noinline)) void emit_issue(ooo_model *restrict m, const oo
   m->obs->issue(m->obs_ctx, &e);
 }
 
+/* `ld`: u is a load (a constant at each call). Only loads read issue_cycle (load_finish) and
+ * issued (a store's violation check) in the model; observers read issue_cycle of any. */
 static inline __attribute__((always_inline)) void issue_common(ooo_model *restrict m, uint32_t slot, uint32_t p,
-                                                             uint64_t now, const bool binds) {
+                                                             uint64_t now, const bool binds, const bool ld) {
   ooo_state *st = m->st;
   ooo_uop *u = &m->uops[slot];
   unready(m, slot);
   sched_release(m, u, binds);
   u->state = US_ISSUED;
-  u->issue_cycle = now;
-  u->issued = 1;
+  if (binds || ld) u->issue_cycle = now;
+  if (ld) u->issued = 1;
   if (binds && !u->bind_kind) {
     /* selects, not branches: whether a micro-op waited for its port is unpredictable (the kind
      * from a table, the resource by a mask) */
@@ -579,8 +603,12 @@ static inline __attribute__((always_inline)) void issue_common(ooo_model *restri
     u->bind_by = oo_sel64(late, pby, u->bind_by);
   }
   ooo_rob *r = &m->rob[u->rob];
-  st->stats.executed[(r->flags & RF_WRONG) ? 1 : 0] += !(r->flags & RF_EXECUTED); /* its first micro-op */
-  r->flags |= RF_EXECUTED;
+  uint16_t fl = r->flags;
+  if (!(fl & RF_EXECUTED)) { /* its first micro-op */
+    _Static_assert(RF_WRONG == 1, "executed[]: wrong-path index");
+    st->stats.executed[fl & RF_WRONG]++;
+    r->flags = (uint16_t)(fl | RF_EXECUTED);
+  }
   if (!binds) return; /* (no observer either) */
   st->port_last_cycle[p] = now;
   st->port_last_fid[p] = r->fid;
@@ -622,7 +650,7 @@ static inline __attribute__((always_inline)) int issue_load(ooo_model *restrict 
         }
       }
       bool full = s->addr <= u->addr && s->addr + s->size >= u->end;
-      issue_common(m, slot, p, now, binds);
+      issue_common(m, slot, p, now, binds, true);
       u->fwd_fid = s->fid;
       u->done_kind = full ? OB_FORWARD : OB_L1;
       if (full) st->stats.forwarded++;
@@ -638,7 +666,7 @@ static inline __attribute__((always_inline)) int issue_load(ooo_model *restrict 
       s->viol_slot = slot;
     }
   }
-  issue_common(m, slot, p, now, binds);
+  issue_common(m, slot, p, now, binds, true);
   if (u->pmem || u->end <= u->addr) {
     u->done_kind = OB_L1;
     uint64_t lat = u->pmem == 2 ? 0 : m->l1d_lat;
@@ -679,19 +707,19 @@ static inline __attribute__((always_inline)) int try_issue(ooo_model *restrict m
       if (unit_busy(u, p, *uf, now)) return 2;
       *uf = now + u->occ;
     }
-    issue_common(m, slot, p, now, binds);
-    u->done_kind = OB_EXEC;
-    u->done_cycle = now + u->lat;
+    /* (no done_cycle: only a load's is read; done_kind: only observers read a non-load's) */
+    issue_common(m, slot, p, now, binds, false);
+    if (binds) u->done_kind = OB_EXEC;
     oo_wheel_insert(m, slot, now + u->lat);
     return 1;
   case OOO_UOP_STA:
-    issue_common(m, slot, p, now, binds);
-    u->done_kind = OB_EXEC;
+    issue_common(m, slot, p, now, binds, false);
+    if (binds) u->done_kind = OB_EXEC;
     oo_wheel_insert(m, slot, now + m->cfg.core.agu_latency);
     return 1;
   case OOO_UOP_STD:
-    issue_common(m, slot, p, now, binds);
-    u->done_kind = OB_EXEC;
+    issue_common(m, slot, p, now, binds, false);
+    if (binds) u->done_kind = OB_EXEC;
     oo_wheel_insert(m, slot, now + m->cfg.core.std_latency);
     return 1;
   default:
@@ -870,8 +898,7 @@ static void emit_complete(ooo_model *restrict m, const ooo_rob *r, const ooo_uop
 static inline __attribute__((always_inline)) void complete_uop(ooo_model *restrict m, uint32_t slot, uint64_t now,
                                                                const bool binds) {
   ooo_uop *u = &m->uops[slot];
-  u->state = US_DONE;
-  u->done_cycle = now;
+  u->state = US_DONE; /* (done_cycle: nothing reads it after completion) */
   wake(m, slot, now, binds);
   uint32_t ri = u->rob;
   ooo_rob *r = &m->rob[ri];
@@ -974,6 +1001,7 @@ static const ooo_tmpl *fq_tmpl(ooo_model *restrict m, const ooo_fq *q) {
 #define OOO_MAX_ACCESS_BYTES 4096u
 
 typedef int32_t oo_v4 __attribute__((vector_size(16)));
+typedef uint64_t oo_v2u64 __attribute__((vector_size(16)));
 
 /* The counts of a plan from its micro-ops (n_exec, n_ld, n_st, n_int, n_vec, n_undo set). */
 static void plan_counts(const ooo_model *m, ooo_phdr *h, uint32_t nsrc) {
@@ -1047,7 +1075,7 @@ void oo_plan_static(const ooo_model *m, ooo_tmpl *t) {
   h->t = t;
   plan_from_tmpl(h, t);
   plan_counts(m, h, t->n_src);
-  h->simple = h->n_exec == 1 && !h->n_ld && !h->n_st && !h->nop && !h->rep && !h->pmem;
+  h->simple = h->n_exec == 1 && !h->n_ld && !h->n_st && !h->nop && !h->rep && !h->pmem && !(m->flags & OOO_NO_LEAN);
   t->dp_key = 0;
   /* the computation micro-ops as new_uop would build them (port, idx offset, rep start-up and
    * the first one's pending count are added at dispatch) */
@@ -1383,7 +1411,7 @@ static inline void dep_regs(ooo_model *restrict m, srcset *ss, regset_t regs, ui
     regs &= regs - 1;
     const ooo_map *e = &m->map[r];
     if (!e->seq) continue;
-    const ooo_uop *p = &uops[e->slot];
+    const ooo_uop *p = (const ooo_uop *)((const char *)uops + e->off); /* (&uops[e->slot]) */
     if (p->seq != e->seq || p->state == US_DONE) continue;
     dep_on(m, ss, e->slot, cons);
   }
@@ -1711,18 +1739,16 @@ static inline __attribute__((always_inline)) void dispatch_one(ooo_model *restri
     r->sid = t->sid;
     r->bck = q->bck;
   }
-  /* the template's part from the plan, the fetch-queue bits (wrong, mispredicted, gate) moved
-   * into place by a table (no branches) */
-  static const uint8_t fq_rf[8] = {0, 1, 4, 5, 32, 33, 36, 37};
-  _Static_assert(FQ_WRONG == 1 && FQ_MISPRED == 2 && FQ_GATE == 4 && RF_WRONG == 1 && RF_MISPRED == 4 && RF_GATE == 32,
-                 "fq_rf: fq -> rob flags");
+  /* the template's part from the plan, the fetch-queue bits (wrong, mispredicted, gate) in place */
+  _Static_assert(FQ_WRONG == 1 && FQ_MISPRED == 2 && FQ_GATE == 4 && RF_WRONG == 1 && RF_MISPRED == 2 && RF_GATE == 4,
+                 "fq -> rob flags");
   if (!ref) {
-    uint64_t rw0 = p->rob_img[0] | fq_rf[q->flags & 7];
+    uint64_t rw0 = p->rob_img[0] | (q->flags & (FQ_WRONG | FQ_MISPRED | FQ_GATE));
     memcpy(&r->flags, &rw0, 8);                       /* flags, n_uops .. n_undo */
     memcpy((char *)&r->flags + 8, &p->rob_img[1], 8); /* n_int, n_vec, br, miss, last_uop */
   } else {
     uint32_t qf = q->flags;
-    r->flags = (uint16_t)(p->rf | (qf & FQ_WRONG) | (qf & FQ_MISPRED) << 1 | (qf & FQ_GATE) << 3);
+    r->flags = (uint16_t)(p->rf | (qf & FQ_WRONG) | (qf & FQ_MISPRED) | (qf & FQ_GATE));
     memcpy(&r->n_uops, &p->rob_counts, 8); /* n_uops, left, slots, n_lq, n_sq, n_undo, n_int, n_vec */
     r->br = t->br;
     r->miss = 0;
@@ -1742,6 +1768,7 @@ static inline __attribute__((always_inline)) void dispatch_one(ooo_model *restri
   /* Computation chain: new_uop from the template's prebuilt words, with the ring position,
    * sequence number and scheduler stack in registers (written back before the stores). */
   uint32_t prev = OOO_NIL;
+  uint64_t prev_seq = 0; /* its sequence number (lean copies) */
   const uint32_t n_exec = one ? 1 : p->n_exec;
   if (ref) {
     prev = dispatch_exec_ref(m, p, rep, n_ld, ld, ri, idx, now);
@@ -1789,6 +1816,7 @@ static inline __attribute__((always_inline)) void dispatch_one(ooo_model *restri
       prev = s;
     }
     idx += n_exec;
+    prev_seq = seq;
     st->uop_tail = ut;
     st->uop_seq = seq;
     st->sched_used[xpl] += n_exec;
@@ -1808,11 +1836,17 @@ static inline __attribute__((always_inline)) void dispatch_one(ooo_model *restri
     if (move) alias = m->map[__builtin_ctzll(p->src)];
     ooo_map now_map = {0, 0, 0};
     if (result != OOO_NIL) {
-      now_map.seq = uops[result].seq;
+      /* (the lean copies have the last computation micro-op's number in a register) */
+      now_map.seq = !ref && prev != OOO_NIL ? prev_seq : uops[result].seq;
       now_map.slot = result;
+      now_map.off = result * (uint32_t)sizeof(ooo_uop);
     } else if (move) {
       now_map = alias;
     }
+    /* the new mapping as one 16-byte store per register (seq, slot, off) */
+    _Static_assert(sizeof(ooo_map) == 16 && offsetof(ooo_map, slot) == 8 && offsetof(ooo_map, off) == 12,
+                   "ooo_map: two words");
+    const oo_v2u64 nm = {now_map.seq, now_map.slot | (uint64_t)now_map.off << 32};
     regset_t d = p->dst;
     uint64_t ut = st->undo_tail;
     while (d) {
@@ -1821,13 +1855,15 @@ static inline __attribute__((always_inline)) void dispatch_one(ooo_model *restri
       ooo_undo *un = &m->undo[ut++ & m->undo_mask];
       un->old = m->map[reg];
       un->reg = (uint32_t)reg;
-      m->map[reg] = now_map;
+      memcpy(&m->map[reg], &nm, sizeof nm);
     }
     st->undo_tail = ut;
   }
   if (p->rf & RF_SERIAL) st->serial_fid = q->fid; /* (r->flags: the plan's rf and fetch-queue bits) */
-  st->stats.dispatched[wrong ? 1 : 0]++;
-  if (!wrong) st->recovering = 0;
+  _Static_assert(FQ_WRONG == 1, "dispatched[]: wrong-path index");
+  const uint32_t wi = q->flags & FQ_WRONG; /* (read again: cheaper than keeping `wrong`) */
+  st->stats.dispatched[wi]++;
+  if (!wi) st->recovering = 0;
   if (binds && m->obs && m->obs->dispatch) emit_dispatch(m, q, p, r, ri, bind, now);
   if (!nu) { /* eliminated, nop: complete at rename (a nop one cycle later) */
     r->flags |= RF_DONE | RF_EXECUTED;
@@ -1892,7 +1928,9 @@ static inline __attribute__((always_inline)) void dispatch_cycle(ooo_model *rest
   uint32_t rid = OOO_RID_NONE;
   uint64_t by = OOO_FID_NONE;
   const bool lean_ok = !(m->flags & OOO_NO_LEAN);
-  oo_free fr = {0};
+  /* the accesses of a plan that is not static (unused for a static one, which has none) */
+  const plan *pm = (const plan *)m->hp;
+  oo_free fr; /* (its amounts are taken at the first check: ok false) */
   fr.ok = false;
   fr.blocked = st->disp_wait == 1 && lean_ok;
   if (!binds && fr.blocked && st->fq_head != st->fq_tail) {
@@ -1927,10 +1965,7 @@ static inline __attribute__((always_inline)) void dispatch_cycle(ooo_model *rest
       break;
     }
     const ooo_phdr *pl;
-    const plan *pm = NULL;
-    bool simple = false; /* ooo_phdr.simple (not with OOO_NO_LEAN) */
     if (m->hp_valid && m->hp_pos == st->fq_head && m->hp_fid == q->fid) {
-      pm = (const plan *)m->hp;
       pl = m->hp_h;
     } else {
       const ooo_tmpl *qt = fq_tmpl(m, q);
@@ -1940,7 +1975,6 @@ static inline __attribute__((always_inline)) void dispatch_cycle(ooo_model *rest
       memcpy(&fm, &q->flags, 2);
       if (!(fm & (FQ_MEM | 0xff00))) { /* the template's static plan */
         pl = &qt->sp;
-        simple = pl->simple && lean_ok;
       } else {
         plan *pp = (plan *)m->hp;
         pl = make_plan(m, q, qt, pp);
@@ -1948,7 +1982,6 @@ static inline __attribute__((always_inline)) void dispatch_cycle(ooo_model *rest
         m->hp_pos = st->fq_head;
         m->hp_fid = q->fid;
         m->hp_h = pl;
-        pm = pp;
       }
     }
     if (used + pl->slots > W && used) { /* (slots <= W: the first test decides mostly) */
@@ -1996,7 +2029,7 @@ static inline __attribute__((always_inline)) void dispatch_cycle(ooo_model *rest
       }
       bp = &b;
     }
-    if (simple) dispatch_one(m, q, pl, pm, now, bp, OOO_LEAN_STATIC | OOO_LEAN_ONE | nb);
+    if (pl->simple) dispatch_one(m, q, pl, pm, now, bp, OOO_LEAN_STATIC | OOO_LEAN_ONE | nb);
     else if (!lean_ok) dispatch_one_ref(m, q, pl, pm, now, bp);
     else if (pl->n_exec == 1) dispatch_one(m, q, pl, pm, now, bp, OOO_LEAN_ONE | nb);
     else dispatch_one(m, q, pl, pm, now, bp, nb);

@@ -83,7 +83,7 @@ typedef struct ooo_phdr {
   regset_t src, addr, dst;
   bool nop, rep, pmem;
   bool simple;                /* static plan with one computation micro-op and nothing else
-                                 (dispatch_one's lean copy) */
+                                 (dispatch_one's lean copy; never with OOO_NO_LEAN) */
   uint16_t rf;                /* the ROB entry's flags the template decides (RF_BRANCH, RF_SERIAL) */
   int32_t needv[OOO_NRES];    /* what it takes of each dispatch resource (OOO_RES_*); the links
                                  lane is 0 (links are checked as a scalar against max_links) */
@@ -199,8 +199,9 @@ typedef struct ooo_bck {
  * stale win, fetch_cycle, dispatch_cycle, done_cycle, bck_at, sid and bck: only commit,
  * correct-path recovery and observers read them (dispatch_one in ooo_back.c). */
 enum {
-  RF_WRONG = 1 << 0, RF_DONE = 1 << 1, RF_MISPRED = 1 << 2, RF_BRANCH = 1 << 3,
-  RF_SERIAL = 1 << 4, RF_GATE = 1 << 5, RF_EXECUTED = 1 << 6, RF_LOADMISS = 1 << 7,
+  /* (wrong, mispredicted, gate: the fetch-queue bits FQ_WRONG, FQ_MISPRED, FQ_GATE) */
+  RF_WRONG = 1 << 0, RF_MISPRED = 1 << 1, RF_GATE = 1 << 2, RF_DONE = 1 << 3,
+  RF_BRANCH = 1 << 4, RF_SERIAL = 1 << 5, RF_EXECUTED = 1 << 6, RF_LOADMISS = 1 << 7,
 };
 
 typedef struct ooo_rob {
@@ -229,7 +230,8 @@ typedef struct ooo_uop {
   /* first cache line: what dispatch, wakeup, issue and completion touch */
   uint64_t seq;             /* unique, increasing; 0 = free */
   uint64_t ready_cycle;     /* when its last source arrived (>= dispatch + 1) */
-  uint64_t done_cycle;      /* result available (for loads: max over parts so far) */
+  uint64_t done_cycle;      /* loads: when the data is available (max over parts so far);
+                               not kept for others */
   uint32_t rob;             /* ROB ring index */
   uint32_t dep_head;        /* first consumer link node */
   uint32_t ready_by;        /* slot of the producer that arrived last, OOO_NIL if none */
@@ -254,7 +256,7 @@ typedef struct ooo_uop {
       uint8_t pmem;         /* perfect memory (2: fixed latency `lat`) */
       uint8_t in_wheel;     /* linked in the timing wheel (bucket wb) */
       uint8_t br;           /* the branch micro-op (resolves the branch) */
-      uint8_t issued;       /* has taken its port (loads: later parts continue without one) */
+      uint8_t issued;       /* a load that has taken its port (later parts continue without one) */
     };
     uint64_t small[2];
   };
@@ -285,7 +287,8 @@ typedef struct ooo_link {
 typedef struct ooo_map {
   uint64_t seq;             /* 0: no producer in flight (value ready) */
   uint32_t slot;
-  uint32_t pad;
+  uint32_t off;             /* slot * sizeof(ooo_uop): rename's address of the producer without a
+                               multiply */
 } ooo_map;
 
 typedef struct ooo_undo {
@@ -383,8 +386,8 @@ typedef struct ooo_state {
   uint64_t sched_cur[OOO_NPOOL];       /* uop positions below hold no entry of the pool (observer
                                           bindings: the oldest waiting micro-op of a full pool) */
   uint32_t port_queued[OOO_MAX_PORTS]; /* micro-ops bound to the port, not yet issued */
-  uint32_t rdy_n[OOO_MAX_PORTS];       /* ready micro-ops per port */
-  uint32_t rdy_ports;                  /* bit p: rdy_n[p] > 0 */
+  uint32_t pad10[OOO_MAX_PORTS];       /* (unused: keeps the layout; was a ready count per port) */
+  uint32_t rdy_ports;                  /* bit p: rdy_sum[p] != 0 (port p has ready micro-ops) */
   uint64_t rdy_sum[OOO_MAX_PORTS];     /* bit w: word w of the port's ready bitmap is non-zero */
   uint64_t ublk_until[OOO_MAX_PORTS];  /* cycle: the micro-ops marked in the port's ublk bitmap
                                           wait for a busy unpipelined unit until at least then

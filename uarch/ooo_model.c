@@ -239,7 +239,7 @@ ooo_model *ooo_new(const ooo_config *cfg, const trace_t *t, unsigned flags, wi_e
   uint32_t memr = pow2_at_least((uint64_t)win * 2 + 64);
   m->mem_mask = memr - 1;
   uint32_t U = pow2_at_least((uint64_t)c->core.rob * 2 + 2 * OOO_MAX_UOPS);
-  if (U < 64) U = 64;
+  if (U < 64) U = 64; /* (U * sizeof(ooo_uop) fits ooo_map.off: rob is at most 2000) */
   m->uop_mask = U - 1;
   m->uop_bits = log2u(U);
   m->nwords = U / 64;
