@@ -608,10 +608,75 @@ static inline const oo_fblk *fblk_at(ooo_model *restrict m, uint64_t pc) {
   return b;
 }
 
+/* (fetch_wrong) Write the fetch-queue entry q of instruction i of block b (FID fid, at pc). */
+static inline __attribute__((always_inline)) void
+fblk_entry(ooo_state *st, ooo_fq *restrict q, const oo_fblk *restrict b, uint32_t i, uint64_t fid,
+           uint64_t pc, uint64_t avail, uint64_t bck_at, bool binds, const uint64_t *restrict last_addr) {
+  const uint32_t tid = b->tid[i], nmem = b->nmem[i];
+  q->fid = fid;
+  q->pc = pc;
+  q->avail = avail;
+  if (binds) {
+    q->fe_by = st->fe_by;
+    q->fe_rid = st->fe_rid;
+    st->fe_by = OOO_FID_NONE;
+    st->fe_rid = OOO_RID_FETCH;
+  }
+  q->bck = OOO_NIL;
+  q->bck_at = bck_at;
+  q->tid = tid;
+  q->mod = 0;
+  q->flags = (uint8_t)(FQ_WRONG | (nmem ? FQ_MEM : 0));
+  if (nmem) {
+    const bool known = tid != OOO_TID_PC;
+    const uint64_t *la = &last_addr[(size_t)(known ? tid : 0) * 2];
+    q->wp_addr[0] = known ? la[0] : 0;
+    if (nmem > 1) q->wp_addr[1] = known ? la[1] : 0;
+  }
+}
+
+/* (fetch_wrong) The branch that ends block b, at pc (its fetch-queue entry q): *next (the
+ * fall-through on entry), *taken and *stop as fetch_branch sets them. */
+static inline __attribute__((always_inline)) void
+fblk_branch(ooo_model *restrict m, ooo_state *st, uint64_t now, const oo_fblk *b, ooo_fq *q, uint64_t pc,
+            bool perfect, bool tage_nc, uint32_t *taken, uint64_t *next, bool *stop) {
+  const ooo_fe_config *fc = &m->cfg.fe;
+  const ooo_tmpl *t = b->last;
+  if (t->br == BR_COND && tage_nc) {
+    /* fetch_branch for a conditional branch under TAGE without confidence gating (most
+     * wrong-path branches), the same steps in the same order without its dispatch, with
+     * the block's PC terms of the prediction and BTB set and tag */
+    bp_meta meta;
+    const bool pt = bp_tage_predict_pc(m->bp_state, &m->geom, &st->hist, &b->tp, &meta);
+    bool btb_hit = true;
+    if (pt) {
+      uint64_t tmp;
+      *next = t->target;
+      btb_hit = bp_btb_lookup_at(m->btb, &m->cfg.bp, b->btb_set, b->btb_tag, &tmp);
+    }
+    bp_hist_push(&m->geom, &st->hist, m->hist_ring, pc, pt);
+    if (pt) {
+      q->flags |= FQ_TAKEN;
+      if (!btb_hit) { /* the decoder finds the taken direct branch: insert it, bubble */
+        bp_btb_update(m->btb, &m->cfg.bp, pc, t->target);
+        st->fetch_resume = now + fc->btb_miss_penalty;
+        st->fe_rid = OOO_RID_BPRED;
+        *stop = true;
+      }
+      if (++*taken >= fc->fetch_taken) *stop = true;
+    }
+  } else {
+    fetch_branch_wp(m, st, now, t, q, pc, perfect, taken, next, stop);
+  }
+}
+
 /* fetch_wrong_each without filter or fetch observer, block by block; the same checks in the
  * same order per instruction (queue room, code, bytes, line, then the branch and the cap), only
  * the line check is skipped where an instruction starts in the line of the one before it (the
- * previous check left ic_line on that line). Fields nothing reads are not written: lat_add /
+ * previous check left ic_line on that line). Without bindings, a block that fits whole (width,
+ * queue room, bytes, the cap before its last instruction; contiguous in the queue ring) skips
+ * the per-instruction checks, which cannot stop it: only its line checks remain, one per run of
+ * instructions in one line. Fields nothing reads are not written: lat_add /
  * lat_set (only with MOD_LAT; mod is 0 here), wp_addr past the template's default accesses,
  * fetch_cycle and win (rename copies them into the ROB, where only commit reads them, which the
  * wrong path never reaches), and without bindings fe_by / fe_rid (nor the state's: bindings
@@ -630,6 +695,8 @@ static inline __attribute__((always_inline)) void fetch_wrong(ooo_model *restric
   const bool perfect = fc->perfect_branch, cap = fc->wrong_path == WP_CAP;
   const bool tage_nc = m->bp == &bp_tage_ops && fc->wrong_path != WP_CONFIDENCE;
   const uint64_t *restrict last_addr = m->last_addr;
+  ooo_fq *const fq = m->fq;
+  const uint64_t fq_mask = m->fq_mask;
   uint64_t pc = st->wp_pc;
   /* the next FID (the counter with OOO_FID_WRONG set); the counter is written back before
    * anything outside runs */
@@ -651,6 +718,47 @@ static inline __attribute__((always_inline)) void fetch_wrong(ooo_model *restric
       break;
     }
     const uint32_t nb = b->n;
+    const uint64_t at = tail & fq_mask;
+    if (!binds && n + nb <= width && tail + nb <= fq_lim && at + nb <= fq_mask + 1 &&
+        bytes + b->off[nb] <= max_bytes && (!cap || since0 + (fid - fid0) + nb <= fc->wrong_path_cap)) {
+      /* the whole block, by runs of instructions in one line */
+      ooo_fq *restrict q = &fq[at];
+      const oo_fblk *restrict bb = b; /* (the entries are not the block: no alias checks) */
+      const uint64_t pc0 = pc;
+      /* bit i: instruction i starts a line run (lchg) or is past the block (nb) */
+      const uint32_t run_end = (uint32_t)bb->lchg | 1u << nb;
+      uint32_t i = 0;
+      for (;;) {
+        const uint64_t ipc = pc0 + bb->off[i];
+        if ((ipc >> m->line_shift) != st->ic_line) {
+          st->wp_count = fid ^ OOO_FID_WRONG;
+          if (!fetch_line(m, st, now, ipc, fid, tail + i)) break;
+        }
+        do { /* (a loop of unknown count: GCC does not version it for aliasing) */
+          fblk_entry(st, &q[i], bb, i, fid + i, pc0 + bb->off[i], avail, bck_at, false, last_addr);
+          i++;
+        } while (!(run_end >> i & 1));
+        if (i == nb) break;
+      }
+      n += i;
+      bytes += b->off[i];
+      tail += i;
+      fid += i;
+      pc = pc0 + b->off[i];
+      if (i < nb) { /* the line check stopped fetch */
+        stop = true;
+        break;
+      }
+      if (b->br) {
+        const uint64_t bpc = pc0 + b->off[nb - 1];
+        fblk_branch(m, st, now, b, &q[nb - 1], bpc, perfect, tage_nc, &taken, &pc, &stop);
+      }
+      if (cap && since0 + (fid - fid0) >= fc->wrong_path_cap) {
+        st->fstall = FS_MISPRED;
+        stop = true;
+      }
+      continue;
+    }
     for (uint32_t i = 0;;) {
       const uint32_t len = (uint32_t)b->off[i + 1] - b->off[i];
       if (n && bytes + len > max_bytes) {
@@ -666,62 +774,14 @@ static inline __attribute__((always_inline)) void fetch_wrong(ooo_model *restric
           }
         }
       }
-      ooo_fq *q = oo_fq(m, tail);
-      const uint32_t tid = b->tid[i], nmem = b->nmem[i];
-      q->fid = fid++;
-      q->pc = pc;
-      q->avail = avail;
-      if (binds) {
-        q->fe_by = st->fe_by;
-        q->fe_rid = st->fe_rid;
-        st->fe_by = OOO_FID_NONE;
-        st->fe_rid = OOO_RID_FETCH;
-      }
-      q->bck = OOO_NIL;
-      q->bck_at = bck_at;
-      q->tid = tid;
-      q->mod = 0;
-      q->flags = (uint8_t)(FQ_WRONG | (nmem ? FQ_MEM : 0));
-      if (nmem) {
-        const bool known = tid != OOO_TID_PC;
-        const uint64_t *la = &last_addr[(size_t)(known ? tid : 0) * 2];
-        q->wp_addr[0] = known ? la[0] : 0;
-        if (nmem > 1) q->wp_addr[1] = known ? la[1] : 0;
-      }
+      ooo_fq *q = &fq[tail & fq_mask];
+      fblk_entry(st, q, b, i, fid++, pc, avail, bck_at, binds, last_addr);
       n++;
       bytes += len;
       tail++;
       uint64_t next = pc + len;
       if (++i == nb) { /* the block's last instruction: a branch, or the code ends after it */
-        if (b->br) {
-          const ooo_tmpl *t = b->last;
-          if (t->br == BR_COND && tage_nc) {
-            /* fetch_branch for a conditional branch under TAGE without confidence gating (most
-             * wrong-path branches), the same steps in the same order without its dispatch, with
-             * the block's PC terms of the prediction and BTB set and tag */
-            bp_meta meta;
-            const bool pt = bp_tage_predict_pc(m->bp_state, &m->geom, &st->hist, &b->tp, &meta);
-            bool btb_hit = true;
-            if (pt) {
-              uint64_t tmp;
-              next = t->target;
-              btb_hit = bp_btb_lookup_at(m->btb, &m->cfg.bp, b->btb_set, b->btb_tag, &tmp);
-            }
-            bp_hist_push(&m->geom, &st->hist, m->hist_ring, pc, pt);
-            if (pt) {
-              q->flags |= FQ_TAKEN;
-              if (!btb_hit) { /* the decoder finds the taken direct branch: insert it, bubble */
-                bp_btb_update(m->btb, &m->cfg.bp, pc, t->target);
-                st->fetch_resume = now + fc->btb_miss_penalty;
-                st->fe_rid = OOO_RID_BPRED;
-                stop = true;
-              }
-              if (++taken >= fc->fetch_taken) stop = true;
-            }
-          } else {
-            fetch_branch_wp(m, st, now, t, q, pc, perfect, &taken, &next, &stop);
-          }
-        }
+        if (b->br) fblk_branch(m, st, now, b, q, pc, perfect, tage_nc, &taken, &next, &stop);
         pc = next;
         if (cap && since0 + (fid - fid0) >= fc->wrong_path_cap) {
           st->fstall = FS_MISPRED;
