@@ -324,6 +324,49 @@ static void test_tage_pc_terms(void **state) {
   }
 }
 
+/* tage_hits (tagged tables holding the tag at the index, gathered eight lanes at a time) is the
+ * table-by-table comparison, over random geometries: entry numbers over all tables in 16-bit
+ * lanes (ent16: the default twelve tables of 2^11) and in 32-bit lanes (more entries), with
+ * unused lanes in a group of four; tags half of the time the entry's. */
+static void test_tage_hits(void **state) {
+  (void)state;
+  wi_rng r;
+  rng_seed(&r, tu_seed());
+  for (int cfg = 0; cfg < 24; cfg++) {
+    bp_config c;
+    bp_config_default(&c);
+    c.tage_tables = 1 + (uint32_t)rng_below(&r, BP_TAGE_MAX);
+    c.tage_bits = 4 + (uint32_t)rng_below(&r, 13);
+    c.tage_tag_bits = 4 + (uint32_t)rng_below(&r, 13);
+    if (cfg == 0) c.tage_tables = 12, c.tage_bits = 11, c.tage_tag_bits = 12; /* ent16 */
+    if (cfg == 1) c.tage_tables = BP_TAGE_MAX, c.tage_bits = 16;                /* not */
+    if (cfg == 2) c.tage_tables = 16, c.tage_bits = 12;                          /* 1 << 16 exactly */
+    if (cfg == 3) c.tage_tables = 9, c.tage_bits = 13;                           /* not, 3 groups */
+    bp_geom g;
+    bp_geom_init(&g, &c);
+    if (cfg == 0 || cfg == 2) assert_true(g.ent16);
+    if (cfg == 1 || cfg == 3) assert_false(g.ent16);
+    const uint32_t n = c.tage_tables, size = 1u << c.tage_bits;
+    tage_entry *tables = xcalloc((size_t)n * size, sizeof *tables);
+    for (size_t e = 0; e < (size_t)n * size; e++) tables[e].tag = (uint16_t)rng_below(&r, 1u << c.tage_tag_bits);
+    for (int k = 0; k < 2000; k++) {
+      uint16_t idx[BP_TAGE_MAX + 1], tag[BP_TAGE_MAX + 1];
+      memset(idx, 0, sizeof idx);
+      memset(tag, 0, sizeof tag);
+      uint32_t want = 0;
+      for (uint32_t t = 1; t <= BP_TAGE_MAX; t++) {
+        idx[t] = (uint16_t)rng_below(&r, size); /* (lanes past the last table too, as predictions) */
+        if (t > n) continue;
+        const uint16_t have = tables[(size_t)(t - 1) * size + idx[t]].tag;
+        tag[t] = rng_below(&r, 2) ? have : (uint16_t)rng_below(&r, 1u << c.tage_tag_bits);
+        want |= (uint32_t)(tag[t] == have) << t;
+      }
+      assert_int_equal(tage_hits(tables, &g, n, idx, tag), want);
+    }
+    free(tables);
+  }
+}
+
 /* The BTB lookup from a set and tag kept with the PC (bp_btb_where + bp_btb_lookup_at) is
  * bp_btb_lookup_inl's: the same hits and targets, and the same state after (LRU stamps, clock,
  * the set count filled in at the first access). */
@@ -419,6 +462,7 @@ int main(void) {
     cmocka_unit_test(test_tage_reference),
     cmocka_unit_test(test_btb_and_indirect),
     cmocka_unit_test(test_tage_pc_terms),
+    cmocka_unit_test(test_tage_hits),
     cmocka_unit_test(test_btb_where),
     cmocka_unit_test(test_ras_policies),
   };

@@ -139,6 +139,8 @@ typedef struct bp_geom {
   uint16_t imask16[8], tmask16[8];  /* TAGE: index and tag masks in every lane */
   uint32_t toff[BP_TAGE_MAX];       /* TAGE: first entry of the lane's table over all tables
                                        ((table - 1) << tage_bits; 0 for lanes past the last) */
+  uint16_t toff16[BP_TAGE_MAX];     /* toff, when ent16 */
+  uint32_t ent16;                   /* TAGE: the entries of all tables number at most 1 << 16 */
   uint32_t nquad;                   /* TAGE: groups of four tables in use ((tables + 3) / 4) */
   size_t tage_tab;                  /* TAGE: byte offset of the tagged tables in its state */
   uint32_t tage_n;                  /* TAGE: tagged tables (tage_tables, at most BP_TAGE_MAX) */
@@ -175,24 +177,27 @@ static inline void bp_v8_store(uint16_t *p, bp_v8 v) { memcpy(p, &v, sizeof v); 
 static inline bp_v8 bp_hist_leave8(const bp_geom *g, const uint8_t *r, uint32_t l, bool upper) {
   const ptrdiff_t *o = &g->rneg[l];
 #if defined(__SSE2__)
-  uint16_t x[8];
-  memcpy(&x[0], r + o[0], 2);
-  memcpy(&x[1], r + o[1], 2);
-  memcpy(&x[2], r + o[2], 2);
-  memcpy(&x[3], r + o[3], 2);
-  bp_v8 out = {x[0], x[1], x[2], x[3], 0, 0, 0, 0};
+  /* (inserts from memory: GCC builds the vector from scalar loads with more instructions) */
+  uint16_t x;
+  __m128i v = _mm_setzero_si128();
+#define BP_LEAVE_LANE(k)                                                                         \
+  do {                                                                                           \
+    memcpy(&x, r + o[k], 2);                                                                     \
+    v = _mm_insert_epi16(v, x, (k));                                                             \
+  } while (0)
+  BP_LEAVE_LANE(0);
+  BP_LEAVE_LANE(1);
+  BP_LEAVE_LANE(2);
+  BP_LEAVE_LANE(3);
   if (upper) {
-    memcpy(&x[4], r + o[4], 2);
-    memcpy(&x[5], r + o[5], 2);
-    memcpy(&x[6], r + o[6], 2);
-    memcpy(&x[7], r + o[7], 2);
-    out[4] = x[4];
-    out[5] = x[5];
-    out[6] = x[6];
-    out[7] = x[7];
+    BP_LEAVE_LANE(4);
+    BP_LEAVE_LANE(5);
+    BP_LEAVE_LANE(6);
+    BP_LEAVE_LANE(7);
   }
+#undef BP_LEAVE_LANE
   const bp_v8 one = {1, 1, 1, 1, 1, 1, 1, 1};
-  return out & one;
+  return (bp_v8)v & one;
 #else
   bp_v8 out = {r[o[0]], r[o[1]], r[o[2]], r[o[3]], 0, 0, 0, 0};
   if (upper) {

@@ -69,12 +69,37 @@ static inline tage_v8 tage_v8_dup(uint32_t x) {
     tv = _mm_insert_epi16(tv, tables[e_[3]].tag, (q) + 3);                                       \
   } while (0)
 
+/* With ent16, entry numbers in 16-bit lanes (one add for eight lanes), the tags there gathered
+ * into the four lanes from q of tv, one lane extract each. */
+#define TAGE_GATHER4_16(tv, q, ev)                                                               \
+  do {                                                                                           \
+    tv = _mm_insert_epi16(tv, tables[_mm_extract_epi16((ev), (q))].tag, (q));                    \
+    tv = _mm_insert_epi16(tv, tables[_mm_extract_epi16((ev), (q) + 1)].tag, (q) + 1);            \
+    tv = _mm_insert_epi16(tv, tables[_mm_extract_epi16((ev), (q) + 2)].tag, (q) + 2);            \
+    tv = _mm_insert_epi16(tv, tables[_mm_extract_epi16((ev), (q) + 3)].tag, (q) + 3);            \
+  } while (0)
+
 static inline __attribute__((always_inline)) uint32_t tage_hits(const tage_entry *tables, const bp_geom *g, uint32_t n,
                                  const uint16_t *idx, const uint16_t *tag) {
   const __m128i z = _mm_setzero_si128();
   const uint32_t nq = g->nquad; /* unused groups of four are not read (their lanes stay 0) */
   __m128i i0 = _mm_loadu_si128((const __m128i *)&idx[1]);
   __m128i t0 = z, t1 = z, e0, e1 = z;
+  if (g->ent16) {
+    const __m128i v0 = _mm_add_epi16(i0, _mm_loadu_si128((const __m128i *)&g->toff16[0]));
+    TAGE_GATHER4_16(t0, 0, v0);
+    if (nq > 1) TAGE_GATHER4_16(t0, 4, v0);
+    e0 = _mm_cmpeq_epi16(t0, _mm_loadu_si128((const __m128i *)&tag[1]));
+    if (nq > 2) {
+      const __m128i v1 = _mm_add_epi16(_mm_loadu_si128((const __m128i *)&idx[9]),
+                                       _mm_loadu_si128((const __m128i *)&g->toff16[8]));
+      TAGE_GATHER4_16(t1, 0, v1);
+      if (nq > 3) TAGE_GATHER4_16(t1, 4, v1);
+      e1 = _mm_cmpeq_epi16(t1, _mm_loadu_si128((const __m128i *)&tag[9]));
+    }
+    uint32_t eq = (uint32_t)_mm_movemask_epi8(_mm_packs_epi16(e0, e1)); /* bit l: lane l */
+    return (eq << 1) & ((2u << n) - 2);
+  }
   TAGE_GATHER4(t0, 0, _mm_unpacklo_epi16(i0, z), &g->toff[0]);
   if (nq > 1) TAGE_GATHER4(t0, 4, _mm_unpackhi_epi16(i0, z), &g->toff[4]);
   e0 = _mm_cmpeq_epi16(t0, _mm_loadu_si128((const __m128i *)&tag[1]));
