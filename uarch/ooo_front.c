@@ -560,6 +560,8 @@ static void fetch_wrong_each(ooo_model *restrict m, uint64_t now, uint32_t n, ui
  * lookup derive from the PC (some 25 and 15 host instructions); a block has them at hand. */
 #define OO_FB_MAX 8u   /* instructions per block */
 #define OO_FB_N 1024u  /* cached blocks (direct-mapped by start PC) */
+/* oo_fblk.br: the branch at the end (the configuration fixes which way fetch_wrong predicts it) */
+enum { FB_NONE = 0, FB_TAGE_COND, FB_OTHER };
 typedef struct oo_fblk {
   uint64_t key;                 /* start PC + 1 (0: empty) */
   const ooo_tmpl *last;         /* template of the last instruction */
@@ -567,11 +569,13 @@ typedef struct oo_fblk {
   uint8_t off[OO_FB_MAX + 1];   /* byte offset of each instruction from the start; off[n]: bytes */
   uint8_t nmem[OO_FB_MAX];      /* default accesses (template n_mem_def) */
   uint8_t n;                    /* instructions (0: no code at the start PC) */
-  uint8_t br;                   /* the last instruction is a branch */
+  uint8_t br;                   /* the last instruction is a branch: FB_* */
   uint8_t lchg;                 /* bit i: instruction i starts in another line than i - 1 */
   uint32_t btb_set, btb_tag;    /* a branch at the end: its BTB set and tag (bp_btb_where) */
   bp_tage_pc tp;                /* a branch at the end, under TAGE: its prediction's PC terms */
+  uint8_t pad[16];              /* (to a power of two: a block's address is a shift) */
 } oo_fblk;
+_Static_assert(sizeof(oo_fblk) == 128, "oo_fblk: 128 bytes");
 
 static __attribute__((noinline)) void fblk_build(ooo_model *restrict m, oo_fblk *b, uint64_t pc) {
   uint32_t n = 0, off = 0, lchg = 0;
@@ -590,8 +594,11 @@ static __attribute__((noinline)) void fblk_build(ooo_model *restrict m, oo_fblk 
   }
   b->off[n] = (uint8_t)off;
   b->n = (uint8_t)n;
-  b->br = last && last->br;
-  if (b->br) { /* (what the branch's prediction computes from its PC alone) */
+  b->br = FB_NONE;
+  if (last && last->br) {
+    const bool tage_nc = m->bp == &bp_tage_ops && m->cfg.fe.wrong_path != WP_CONFIDENCE;
+    b->br = last->br == BR_COND && tage_nc ? FB_TAGE_COND : FB_OTHER;
+    /* (what the branch's prediction computes from its PC alone) */
     const uint64_t bpc = pc + b->off[n - 1];
     bp_btb_where(&m->cfg.bp, bpc, &b->btb_set, &b->btb_tag);
     if (m->bp == &bp_tage_ops) bp_tage_pc_init(&m->geom, bpc, &b->tp);
@@ -639,10 +646,10 @@ fblk_entry(ooo_state *st, ooo_fq *restrict q, const oo_fblk *restrict b, uint32_
  * fall-through on entry), *taken and *stop as fetch_branch sets them. */
 static inline __attribute__((always_inline)) void
 fblk_branch(ooo_model *restrict m, ooo_state *st, uint64_t now, const oo_fblk *b, ooo_fq *q, uint64_t pc,
-            bool perfect, bool tage_nc, uint32_t *taken, uint64_t *next, bool *stop) {
+            bool perfect, uint32_t *taken, uint64_t *next, bool *stop) {
   const ooo_fe_config *fc = &m->cfg.fe;
   const ooo_tmpl *t = b->last;
-  if (t->br == BR_COND && tage_nc) {
+  if (b->br == FB_TAGE_COND) {
     /* fetch_branch for a conditional branch under TAGE without confidence gating (most
      * wrong-path branches), the same steps in the same order without its dispatch, with
      * the block's PC terms of the prediction and BTB set and tag */
@@ -690,13 +697,9 @@ static inline __attribute__((always_inline)) void fetch_wrong(ooo_model *restric
   }
   ooo_state *st = m->st;
   const ooo_fe_config *fc = &m->cfg.fe;
-  const uint32_t width = fc->fetch_width, max_bytes = fc->fetch_bytes, fq_cap = fc->fetch_queue;
+  /* (the configuration and the model's arrays are read where used, not copied: GCC reloads
+   * them instead of spilling copies) */
   const uint64_t avail = now + fc->fetch_to_rename, bck_at = st->bck_tail;
-  const bool perfect = fc->perfect_branch, cap = fc->wrong_path == WP_CAP;
-  const bool tage_nc = m->bp == &bp_tage_ops && fc->wrong_path != WP_CONFIDENCE;
-  const uint64_t *restrict last_addr = m->last_addr;
-  ooo_fq *const fq = m->fq;
-  const uint64_t fq_mask = m->fq_mask;
   uint64_t pc = st->wp_pc;
   /* the next FID (the counter with OOO_FID_WRONG set); the counter is written back before
    * anything outside runs */
@@ -704,10 +707,10 @@ static inline __attribute__((always_inline)) void fetch_wrong(ooo_model *restric
   /* Each instruction takes one FID: the fetched statistic and wp_since grow with it (added at
    * the end; wp_since before the cap checks), not by a store per instruction. */
   const uint64_t fid0 = fid, since0 = st->wp_since;
-  const bool binds = m->binds; /* without, nothing reads the front-end binding (fe_by, fe_rid) */
-  const uint64_t fq_lim = st->fq_head + fq_cap; /* (rename does not run during fetch) */
+  /* (without bindings, m->binds, nothing reads the front-end binding: fe_by, fe_rid) */
+  const uint64_t fq_lim = st->fq_head + fc->fetch_queue; /* (rename does not run during fetch) */
   bool stop = false;
-  while (!stop && n < width) {
+  while (!stop && n < fc->fetch_width) {
     if (tail >= fq_lim) {
       st->fe_block = 1;
       break;
@@ -718,11 +721,12 @@ static inline __attribute__((always_inline)) void fetch_wrong(ooo_model *restric
       break;
     }
     const uint32_t nb = b->n;
-    const uint64_t at = tail & fq_mask;
-    if (!binds && n + nb <= width && tail + nb <= fq_lim && at + nb <= fq_mask + 1 &&
-        bytes + b->off[nb] <= max_bytes && (!cap || since0 + (fid - fid0) + nb <= fc->wrong_path_cap)) {
+    const uint64_t at = tail & m->fq_mask;
+    if (!m->binds && n + nb <= fc->fetch_width && tail + nb <= fq_lim &&
+        at + nb <= (uint64_t)m->fq_mask + 1 && bytes + b->off[nb] <= fc->fetch_bytes &&
+        (fc->wrong_path != WP_CAP || since0 + (fid - fid0) + nb <= fc->wrong_path_cap)) {
       /* the whole block, by runs of instructions in one line */
-      ooo_fq *restrict q = &fq[at];
+      ooo_fq *restrict q = &m->fq[at];
       const oo_fblk *restrict bb = b; /* (the entries are not the block: no alias checks) */
       const uint64_t pc0 = pc;
       /* bit i: instruction i starts a line run (lchg) or is past the block (nb) */
@@ -734,8 +738,9 @@ static inline __attribute__((always_inline)) void fetch_wrong(ooo_model *restric
           st->wp_count = fid ^ OOO_FID_WRONG;
           if (!fetch_line(m, st, now, ipc, fid, tail + i)) break;
         }
+        ooo_fq *restrict qi = &q[i];
         do { /* (a loop of unknown count: GCC does not version it for aliasing) */
-          fblk_entry(st, &q[i], bb, i, fid + i, pc0 + bb->off[i], avail, bck_at, false, last_addr);
+          fblk_entry(st, qi++, bb, i, fid + i, pc0 + bb->off[i], avail, bck_at, false, m->last_addr);
           i++;
         } while (!(run_end >> i & 1));
         if (i == nb) break;
@@ -751,9 +756,9 @@ static inline __attribute__((always_inline)) void fetch_wrong(ooo_model *restric
       }
       if (b->br) {
         const uint64_t bpc = pc0 + b->off[nb - 1];
-        fblk_branch(m, st, now, b, &q[nb - 1], bpc, perfect, tage_nc, &taken, &pc, &stop);
+        fblk_branch(m, st, now, b, &q[nb - 1], bpc, fc->perfect_branch, &taken, &pc, &stop);
       }
-      if (cap && since0 + (fid - fid0) >= fc->wrong_path_cap) {
+      if (fc->wrong_path == WP_CAP && since0 + (fid - fid0) >= fc->wrong_path_cap) {
         st->fstall = FS_MISPRED;
         stop = true;
       }
@@ -761,7 +766,7 @@ static inline __attribute__((always_inline)) void fetch_wrong(ooo_model *restric
     }
     for (uint32_t i = 0;;) {
       const uint32_t len = (uint32_t)b->off[i + 1] - b->off[i];
-      if (n && bytes + len > max_bytes) {
+      if (n && bytes + len > fc->fetch_bytes) {
         stop = true;
         break;
       }
@@ -774,28 +779,28 @@ static inline __attribute__((always_inline)) void fetch_wrong(ooo_model *restric
           }
         }
       }
-      ooo_fq *q = &fq[tail & fq_mask];
-      fblk_entry(st, q, b, i, fid++, pc, avail, bck_at, binds, last_addr);
+      ooo_fq *q = oo_fq(m, tail);
+      fblk_entry(st, q, b, i, fid++, pc, avail, bck_at, m->binds, m->last_addr);
       n++;
       bytes += len;
       tail++;
       uint64_t next = pc + len;
       if (++i == nb) { /* the block's last instruction: a branch, or the code ends after it */
-        if (b->br) fblk_branch(m, st, now, b, q, pc, perfect, tage_nc, &taken, &next, &stop);
+        if (b->br) fblk_branch(m, st, now, b, q, pc, fc->perfect_branch, &taken, &next, &stop);
         pc = next;
-        if (cap && since0 + (fid - fid0) >= fc->wrong_path_cap) {
+        if (fc->wrong_path == WP_CAP && since0 + (fid - fid0) >= fc->wrong_path_cap) {
           st->fstall = FS_MISPRED;
           stop = true;
         }
         break;
       }
       pc = next;
-      if (cap && since0 + (fid - fid0) >= fc->wrong_path_cap) {
+      if (fc->wrong_path == WP_CAP && since0 + (fid - fid0) >= fc->wrong_path_cap) {
         st->fstall = FS_MISPRED;
         stop = true;
         break;
       }
-      if (n >= width) break;
+      if (n >= fc->fetch_width) break;
       if (tail >= fq_lim) {
         st->fe_block = 1;
         stop = true;
