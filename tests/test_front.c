@@ -79,35 +79,41 @@ static void noop_filter(void *ctx, uint64_t index, const trace_insn *ti, const d
  * cycles, committed and fetched positions after the whole trace (its last instruction ends the
  * fill), under front ends that cut fetch blocks every way (width, bytes, queue room, the
  * wrong-path cap, taken branches, lines through the I-cache) and under the default TAGE, other
- * predictors and a BTB small enough to miss. */
+ * predictors and a BTB small enough to miss. Also without bindings (OOO_NO_BINDINGS), where
+ * wrong-path fetch takes a block that fits whole without its per-instruction checks. */
 static void test_fast_paths_match(void **state) {
   (void)state;
   uint64_t seed = tu_seed(), an = 0;
   char *path = front_trace(seed, 1500, &an);
   trace_t *t = tu_open_trace(path);
   wi_err err;
-  for (int k = 0; k < 10; k++) {
+  for (int k = 0; k < 11; k++) {
     ooo_config c;
     if (machine_load(k == 9 ? "stress" : "golden_cove", &c, &err)) fail_msg("%s", err.msg);
     if (k == 1) c.fe.fetch_width = 3;
     if (k == 2) c.fe.fetch_bytes = 16;
     if (k == 3) c.fe.fetch_queue = 12;
-    if (k == 4) {
+    if (k == 4 || k == 10) { /* (13: whole blocks go, and the cap cuts blocks) */
       c.fe.wrong_path = WP_CAP;
-      c.fe.wrong_path_cap = 5;
+      c.fe.wrong_path_cap = k == 4 ? 5 : 13;
     }
     if (k == 5) c.fe.fetch_taken = 1;
     if (k == 6) c.fe.uop_cache_lines = 0;
     if (k == 7) c.bp.btb_entries = 2, c.bp.btb_ways = 2; /* BTB misses (and the scalar search) */
     if (k == 8) c.bp.type = BP_GSHARE;
     ooo_model *a = tu_ooo_new(t, &c), *b = tu_ooo_new(t, &c);
+    ooo_model *nb = ooo_new(&c, t, OOO_SID_STATS | OOO_NO_BINDINGS, &err);
+    if (!nb) fail_msg("ooo_new: %s", err.msg);
     uint64_t calls = 0;
     ooo_set_filter(b, noop_filter, &calls);
     tu_ooo_run(a, UINT64_MAX);
     tu_ooo_run(b, UINT64_MAX);
+    tu_ooo_run(nb, UINT64_MAX);
     tu_ooo_assert_same(a, b);
+    tu_ooo_assert_same(nb, b);
     assert_int_equal(ooo_committed(a), ooo_committed(b));
     assert_int_equal(ooo_fetched_index(a), ooo_fetched_index(b));
+    assert_int_equal(ooo_fetched_index(nb), ooo_fetched_index(b));
     const ooo_stats *s = ooo_get_stats(a);
     print_message("front end %d: %llu committed, %llu wrong-path fetched, %llu mispredicts, %llu filter calls\n", k,
                   (unsigned long long)s->insns, (unsigned long long)s->fetched[1],
@@ -117,6 +123,7 @@ static void test_fast_paths_match(void **state) {
     assert_true(calls > s->insns);                            /* both paths went through it */
     ooo_free(a);
     ooo_free(b);
+    ooo_free(nb);
   }
   trace_close(t);
   unlink(path);
