@@ -324,6 +324,67 @@ static void test_tage_pc_terms(void **state) {
   }
 }
 
+/* The k12 variants (golden_cove's geometry as constants: bp_tage_predict_pc_k and bp_hist_push_k
+ * with k12, what the model's wrong-path fetch uses where bp_geom.k12) are the general ones: the
+ * same indices, tags and directions, and the same history and ring after every push, over
+ * random PCs, outcomes and table contents (entries allocated by updates); k12 is set for
+ * twelve tables with tage_tag_bits - 1 == tage_bits <= 12 only. */
+static void test_tage_k12(void **state) {
+  (void)state;
+  wi_rng r;
+  rng_seed(&r, tu_seed());
+  for (int cfg = 0; cfg < 4; cfg++) {
+    pred *p = xcalloc(1, sizeof *p), *q = xcalloc(1, sizeof *q);
+    bp_config_default(&p->c);
+    p->c.tage_tables = 12;
+    p->c.tage_bits = cfg == 0 ? 11 : 4 + (uint32_t)rng_below(&r, 9); /* 4..12 */
+    p->c.tage_tag_bits = p->c.tage_bits + 1;
+    p->c.tage_min_hist = 1 + (uint32_t)rng_below(&r, 8);
+    p->c.tage_max_hist = p->c.tage_min_hist + (uint32_t)rng_below(&r, BP_MAX_HIST - p->c.tage_min_hist + 1);
+    bp_geom_init(&p->g, &p->c);
+    assert_true(p->g.k12);
+    p->ops = bp_ops_of(BP_TAGE);
+    p->st = xcalloc(1, p->ops->state_bytes(&p->c));
+    p->ops->init(p->st, &p->c);
+    bp_hist_init(&p->h, p->ring);
+    bp_hist_init(&q->h, q->ring); /* (q: the history pushed by the k12 variant) */
+    for (int i = 0; i < 5000; i++) {
+      const uint64_t pc = i % 4 ? 0x400000 + 4 * rng_below(&r, 64) : rng_next(&r);
+      bp_tage_pc tp;
+      bp_tage_pc_init(&p->g, pc, &tp);
+      bp_meta a, b;
+      memset(&a, 0, sizeof a);
+      memset(&b, 0, sizeof b);
+      const bool pa = bp_tage_predict_pc(p->st, &p->g, &p->h, &tp, &a);
+      const bool pb = bp_tage_predict_pc_k(p->st, &p->g, &q->h, &tp, &b, true);
+      assert_int_equal(pa, pb);
+      assert_memory_equal(&a, &b, sizeof a);
+      const bool taken = rng_below(&r, 4) != 0;
+      if (rng_below(&r, 2)) p->ops->update(p->st, &p->g, pc, taken, &a);
+      bp_hist_push(&p->g, &p->h, p->ring, pc, taken);
+      bp_hist_push_k(&p->g, &q->h, q->ring, pc, taken, true);
+      assert_memory_equal(&p->h, &q->h, sizeof p->h);
+      assert_memory_equal(p->ring, q->ring, sizeof p->ring);
+    }
+    pred_free(p);
+    free(q);
+  }
+  bp_geom g;
+  bp_config c;
+  bp_config_default(&c);
+  c.tage_tables = 11;
+  bp_geom_init(&g, &c);
+  assert_false(g.k12);
+  bp_config_default(&c);
+  c.tage_tag_bits = 13;
+  bp_geom_init(&g, &c);
+  assert_false(g.k12);
+  bp_config_default(&c);
+  c.tage_bits = 13, c.tage_tag_bits = 14;
+  bp_geom_init(&g, &c);
+  assert_false(g.k12);
+}
+
 /* tage_hits (tagged tables holding the tag at the index, gathered eight lanes at a time) is the
  * table-by-table comparison, over random geometries: entry numbers over all tables in 16-bit
  * lanes (ent16: the default twelve tables of 2^11) and in 32-bit lanes (more entries), with
@@ -463,6 +524,7 @@ int main(void) {
     cmocka_unit_test(test_btb_and_indirect),
     cmocka_unit_test(test_tage_pc_terms),
     cmocka_unit_test(test_tage_hits),
+    cmocka_unit_test(test_tage_k12),
     cmocka_unit_test(test_btb_where),
     cmocka_unit_test(test_ras_policies),
   };

@@ -146,6 +146,7 @@ void bp_geom_init(bp_geom *g, const bp_config *c) {
   for (uint32_t l = n; l < BP_TAGE_MAX; l++) g->rneg[l] = -1;
   g->same2 = c->tage_tag_bits - 1 == c->tage_bits;
   g->ent16 = ((uint64_t)n << c->tage_bits) <= 65536;
+  g->k12 = n == 12 && g->same2 && g->ent16;
   for (uint32_t k = 0; k < 4; k++) { /* (clen >= 4: 1 << (17 - clen) fits 16 bits) */
     const uint32_t fi = BP_FOLD_IDX + 8 + k, ft = BP_FOLD_TAG0 + 8 + k;
     g->pk_outm[k] = g->outm16[fi];

@@ -141,6 +141,8 @@ typedef struct bp_geom {
                                        ((table - 1) << tage_bits; 0 for lanes past the last) */
   uint16_t toff16[BP_TAGE_MAX];     /* toff, when ent16 */
   uint32_t ent16;                   /* TAGE: the entries of all tables number at most 1 << 16 */
+  uint32_t k12;                     /* TAGE: twelve tables, same2 and ent16 (golden_cove's): the
+                                       _k variants with k12 have them as constants */
   uint32_t nquad;                   /* TAGE: groups of four tables in use ((tables + 3) / 4) */
   size_t tage_tab;                  /* TAGE: byte offset of the tagged tables in its state */
   uint32_t tage_n;                  /* TAGE: tagged tables (tage_tables, at most BP_TAGE_MAX) */
@@ -252,16 +254,17 @@ static inline void bp_hist_fold4x2(const bp_geom *g, bp_hist *h, const uint8_t *
 #endif
 
 /* Push one outcome bit for the branch at pc (always inline: fetch pushes one for every branch, and
- * GCC leaves it out of line in the big fetch loops otherwise). */
-static inline __attribute__((always_inline)) void bp_hist_push(const bp_geom *g, bp_hist *h, uint8_t *ring,
-                                                                uint64_t pc, bool taken) {
+ * GCC leaves it out of line in the big fetch loops otherwise). With k12 (only where g->k12) the
+ * geometry's tests are constants. */
+static inline __attribute__((always_inline)) void bp_hist_push_k(const bp_geom *g, bp_hist *h, uint8_t *ring,
+                                                                  uint64_t pc, bool taken, const bool k12) {
   uint32_t p = (h->ptr + 1) & (BP_RING - 1);
   uint8_t b = taken ? 1 : 0;
   ring[p] = ring[p + BP_RING] = b;
   h->ptr = p;
   h->g64 = (h->g64 << 1) | b;
   h->phist = (h->phist << 1) | (uint32_t)((pc ^ (pc >> 3)) & 1);
-  if (!g->nfold) return;
+  if (!k12 && !g->nfold) return;
   /* Each fold: shift in the new bit, cancel the bit leaving the window (where it folds in:
    * outm), fold the overflow bit back to the bottom. As the fold stays below 1 << clen, the
    * overflow bit is bit clen - 1 of the old fold (fsh), and 16-bit lanes lose nothing (the bit
@@ -270,8 +273,8 @@ static inline __attribute__((always_inline)) void bp_hist_push(const bp_geom *g,
    * and cmask 0). */
   const uint8_t *r = ring + p + BP_RING; /* olen <= BP_MAX_HIST < BP_RING */
   const bp_v8 vb = {b, b, b, b, b, b, b, b};
-  const uint32_t nq = g->nquad;
-  if (g->same2) {
+  const uint32_t nq = k12 ? 3 : g->nquad;
+  if (k12 || g->same2) {
     bp_hist_fold8(g, h, r, 0, vb, nq > 1, true);
 #if defined(__SSE2__)
     if (nq == 3) {
@@ -284,6 +287,11 @@ static inline __attribute__((always_inline)) void bp_hist_push(const bp_geom *g,
     bp_hist_fold8(g, h, r, 0, vb, nq > 1, false);
     if (nq > 2) bp_hist_fold8(g, h, r, 8, vb, nq > 3, false);
   }
+}
+
+static inline __attribute__((always_inline)) void bp_hist_push(const bp_geom *g, bp_hist *h, uint8_t *ring,
+                                                                uint64_t pc, bool taken) {
+  bp_hist_push_k(g, h, ring, pc, taken, false);
 }
 
 /* ---- direction predictors (table of functions) ------------------------------------------- */

@@ -79,13 +79,16 @@ static inline tage_v8 tage_v8_dup(uint32_t x) {
     tv = _mm_insert_epi16(tv, tables[_mm_extract_epi16((ev), (q) + 3)].tag, (q) + 3);            \
   } while (0)
 
-static inline __attribute__((always_inline)) uint32_t tage_hits(const tage_entry *tables, const bp_geom *g, uint32_t n,
-                                 const uint16_t *idx, const uint16_t *tag) {
+/* (k12: g->k12, n 12, as constants) */
+static inline __attribute__((always_inline)) uint32_t tage_hits_k(const tage_entry *tables, const bp_geom *g,
+                                                                  uint32_t n, const uint16_t *idx,
+                                                                  const uint16_t *tag, const bool k12) {
   const __m128i z = _mm_setzero_si128();
-  const uint32_t nq = g->nquad; /* unused groups of four are not read (their lanes stay 0) */
+  /* unused groups of four are not read (their lanes stay 0) */
+  const uint32_t nq = k12 ? 3 : g->nquad;
   __m128i i0 = _mm_loadu_si128((const __m128i *)&idx[1]);
   __m128i t0 = z, t1 = z, e0, e1 = z;
-  if (g->ent16) {
+  if (k12 || g->ent16) {
     const __m128i v0 = _mm_add_epi16(i0, _mm_loadu_si128((const __m128i *)&g->toff16[0]));
     TAGE_GATHER4_16(t0, 0, v0);
     if (nq > 1) TAGE_GATHER4_16(t0, 4, v0);
@@ -113,18 +116,25 @@ static inline __attribute__((always_inline)) uint32_t tage_hits(const tage_entry
   return (eq << 1) & ((2u << n) - 2);
 }
 #else
-static inline __attribute__((always_inline)) uint32_t tage_hits(const tage_entry *tables, const bp_geom *g, uint32_t n,
-                                 const uint16_t *idx, const uint16_t *tag) {
+static inline __attribute__((always_inline)) uint32_t tage_hits_k(const tage_entry *tables, const bp_geom *g,
+                                                                  uint32_t n, const uint16_t *idx,
+                                                                  const uint16_t *tag, const bool k12) {
+  (void)k12;
   uint32_t hit = 0;
   for (uint32_t i = 1; i <= n; i++) hit |= (uint32_t)(tables[g->toff[i - 1] + idx[i]].tag == tag[i]) << i;
   return hit;
 }
 #endif
+static inline __attribute__((always_inline)) uint32_t tage_hits(const tage_entry *tables, const bp_geom *g, uint32_t n,
+                                 const uint16_t *idx, const uint16_t *tag) {
+  return tage_hits_k(tables, g, n, idx, tag, false);
+}
 
 /* (internal to the predictions) Provider and alternate from the indices and tags in m. */
 static inline __attribute__((always_inline)) bool bp_tage_choose(const void *st, const bp_geom *g, const tage_hdr *hd,
-                                                                 const tage_entry *tables, uint32_t n, bp_meta *m) {
-  uint32_t hit = tage_hits(tables, g, n, m->idx, m->tag);
+                                                                 const tage_entry *tables, uint32_t n, bp_meta *m,
+                                                                 const bool k12) {
+  uint32_t hit = tage_hits_k(tables, g, n, m->idx, m->tag, k12);
   int prov = tage_top(hit);
   const uint8_t *base = (const uint8_t *)st + tage_base_off();
   bool pred;
@@ -180,12 +190,12 @@ static inline __attribute__((always_inline)) void bp_tage_pc_init(const bp_geom 
  * (the path term is a cheap stand-in for the F function of the reference code: the table's
  * newest path bits, shifted by the table number so tables differ),
  *   tag = pc' ^ tag fold ^ (second tag fold << 1). */
-static inline __attribute__((always_inline)) bool bp_tage_predict_pc(const void *st, const bp_geom *g,
-                                                                     const bp_hist *h, const bp_tage_pc *p,
-                                                                     bp_meta *m) {
+static inline __attribute__((always_inline)) bool bp_tage_predict_pc_k(const void *st, const bp_geom *g,
+                                                                       const bp_hist *h, const bp_tage_pc *p,
+                                                                       bp_meta *m, const bool k12) {
   const tage_hdr *hd = st;
-  const uint32_t n = g->tage_n; /* (derived from the configuration by bp_geom_init) */
-  const uint32_t nvec = g->nvec > 1 ? 2 : 1;
+  const uint32_t n = k12 ? 12 : g->tage_n; /* (derived from the configuration by bp_geom_init) */
+  const uint32_t nvec = k12 || g->nvec > 1 ? 2 : 1;
   const tage_entry *tables = (const tage_entry *)((const char *)st + g->tage_tab);
   m->idx[0] = p->idx0;
   const tage_v8 vph = tage_v8_dup(h->phist);
@@ -199,7 +209,14 @@ static inline __attribute__((always_inline)) bool bp_tage_predict_pc(const void 
     memcpy(&m->idx[1 + l], &vi, sizeof vi);
     memcpy(&m->tag[1 + l], &vt, sizeof vt);
   }
-  return bp_tage_choose(st, g, hd, tables, n, m);
+  return bp_tage_choose(st, g, hd, tables, n, m, k12);
+}
+
+/* (bp_tage_predict_pc_k with k12 only where g->k12: the geometry's tests are constants there) */
+static inline __attribute__((always_inline)) bool bp_tage_predict_pc(const void *st, const bp_geom *g,
+                                                                     const bp_hist *h, const bp_tage_pc *p,
+                                                                     bp_meta *m) {
+  return bp_tage_predict_pc_k(st, g, h, p, m, false);
 }
 
 /* The prediction (tage_predict in bpred_tage.c; inline for the fetch loop of the model, which

@@ -560,8 +560,10 @@ static void fetch_wrong_each(ooo_model *restrict m, uint64_t now, uint32_t n, ui
  * lookup derive from the PC (some 25 and 15 host instructions); a block has them at hand. */
 #define OO_FB_MAX 8u   /* instructions per block */
 #define OO_FB_N 1024u  /* cached blocks (direct-mapped by start PC) */
-/* oo_fblk.br: the branch at the end (the configuration fixes which way fetch_wrong predicts it) */
-enum { FB_NONE = 0, FB_TAGE_COND, FB_OTHER };
+/* oo_fblk.br: the branch at the end (the configuration fixes which way fetch_wrong predicts it:
+ * TAGE inline, with golden_cove's geometry as constants (FB_TAGE_COND12: bp_geom.k12), or
+ * fetch_branch) */
+enum { FB_NONE = 0, FB_TAGE_COND, FB_TAGE_COND12, FB_OTHER };
 typedef struct oo_fblk {
   uint64_t key;                 /* start PC + 1 (0: empty) */
   const ooo_tmpl *last;         /* template of the last instruction */
@@ -597,7 +599,7 @@ static __attribute__((noinline)) void fblk_build(ooo_model *restrict m, oo_fblk 
   b->br = FB_NONE;
   if (last && last->br) {
     const bool tage_nc = m->bp == &bp_tage_ops && m->cfg.fe.wrong_path != WP_CONFIDENCE;
-    b->br = last->br == BR_COND && tage_nc ? FB_TAGE_COND : FB_OTHER;
+    b->br = last->br == BR_COND && tage_nc ? (m->geom.k12 ? FB_TAGE_COND12 : FB_TAGE_COND) : FB_OTHER;
     /* (what the branch's prediction computes from its PC alone) */
     const uint64_t bpc = pc + b->off[n - 1];
     bp_btb_where(&m->cfg.bp, bpc, &b->btb_set, &b->btb_tag);
@@ -642,39 +644,44 @@ fblk_entry(ooo_state *st, ooo_fq *restrict q, const oo_fblk *restrict b, uint32_
   }
 }
 
+/* (fblk_branch) fetch_branch for a conditional branch under TAGE without confidence gating (most
+ * wrong-path branches), the same steps in the same order without its dispatch, with the block's
+ * PC terms of the prediction and BTB set and tag; k12: m->geom.k12. */
+static inline __attribute__((always_inline)) void fblk_tage(ooo_model *restrict m, ooo_state *st,
+                                                           uint64_t now, const oo_fblk *b, ooo_fq *q,
+                                                           uint64_t pc, uint32_t *taken, uint64_t *next,
+                                                           bool *stop, const bool k12) {
+  const ooo_fe_config *fc = &m->cfg.fe;
+  const ooo_tmpl *t = b->last;
+  bp_meta meta;
+  const bool pt = bp_tage_predict_pc_k(m->bp_state, &m->geom, &st->hist, &b->tp, &meta, k12);
+  bool btb_hit = true;
+  if (pt) {
+    uint64_t tmp;
+    *next = t->target;
+    btb_hit = bp_btb_lookup_at(m->btb, &m->cfg.bp, b->btb_set, b->btb_tag, &tmp);
+  }
+  bp_hist_push_k(&m->geom, &st->hist, m->hist_ring, pc, pt, k12);
+  if (pt) {
+    q->flags |= FQ_TAKEN;
+    if (!btb_hit) { /* the decoder finds the taken direct branch: insert it, bubble */
+      bp_btb_update(m->btb, &m->cfg.bp, pc, t->target);
+      st->fetch_resume = now + fc->btb_miss_penalty;
+      st->fe_rid = OOO_RID_BPRED;
+      *stop = true;
+    }
+    if (++*taken >= fc->fetch_taken) *stop = true;
+  }
+}
+
 /* (fetch_wrong) The branch that ends block b, at pc (its fetch-queue entry q): *next (the
  * fall-through on entry), *taken and *stop as fetch_branch sets them. */
 static inline __attribute__((always_inline)) void
 fblk_branch(ooo_model *restrict m, ooo_state *st, uint64_t now, const oo_fblk *b, ooo_fq *q, uint64_t pc,
             bool perfect, uint32_t *taken, uint64_t *next, bool *stop) {
-  const ooo_fe_config *fc = &m->cfg.fe;
-  const ooo_tmpl *t = b->last;
-  if (b->br == FB_TAGE_COND) {
-    /* fetch_branch for a conditional branch under TAGE without confidence gating (most
-     * wrong-path branches), the same steps in the same order without its dispatch, with
-     * the block's PC terms of the prediction and BTB set and tag */
-    bp_meta meta;
-    const bool pt = bp_tage_predict_pc(m->bp_state, &m->geom, &st->hist, &b->tp, &meta);
-    bool btb_hit = true;
-    if (pt) {
-      uint64_t tmp;
-      *next = t->target;
-      btb_hit = bp_btb_lookup_at(m->btb, &m->cfg.bp, b->btb_set, b->btb_tag, &tmp);
-    }
-    bp_hist_push(&m->geom, &st->hist, m->hist_ring, pc, pt);
-    if (pt) {
-      q->flags |= FQ_TAKEN;
-      if (!btb_hit) { /* the decoder finds the taken direct branch: insert it, bubble */
-        bp_btb_update(m->btb, &m->cfg.bp, pc, t->target);
-        st->fetch_resume = now + fc->btb_miss_penalty;
-        st->fe_rid = OOO_RID_BPRED;
-        *stop = true;
-      }
-      if (++*taken >= fc->fetch_taken) *stop = true;
-    }
-  } else {
-    fetch_branch_wp(m, st, now, t, q, pc, perfect, taken, next, stop);
-  }
+  if (b->br == FB_TAGE_COND12) fblk_tage(m, st, now, b, q, pc, taken, next, stop, true);
+  else if (b->br == FB_TAGE_COND) fblk_tage(m, st, now, b, q, pc, taken, next, stop, false);
+  else fetch_branch_wp(m, st, now, b->last, q, pc, perfect, taken, next, stop);
 }
 
 /* fetch_wrong_each without filter or fetch observer, block by block; the same checks in the
