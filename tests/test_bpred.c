@@ -324,11 +324,11 @@ static void test_tage_pc_terms(void **state) {
   }
 }
 
-/* The k12 variants (golden_cove's geometry as constants: bp_tage_predict_pc_k and bp_hist_push_k
- * with k12, what the model's wrong-path fetch uses where bp_geom.k12) are the general ones: the
- * same indices, tags and directions, and the same history and ring after every push, over
- * random PCs, outcomes and table contents (entries allocated by updates); k12 is set for
- * twelve tables with tage_tag_bits - 1 == tage_bits <= 12 only. */
+/* The k12 variants (golden_cove's TAGE geometry as constants: bp_tage_predict_pc_k and
+ * bp_hist_push_k with k12, what the model's fetch uses where bp_geom.k12) are the general ones:
+ * the same indices, tags and directions, and the same history and ring after every push, over
+ * random PCs, outcomes and table contents (entries allocated by updates); k12 is set for that
+ * geometry (the default) only. */
 static void test_tage_k12(void **state) {
   (void)state;
   wi_rng r;
@@ -336,11 +336,8 @@ static void test_tage_k12(void **state) {
   for (int cfg = 0; cfg < 4; cfg++) {
     pred *p = xcalloc(1, sizeof *p), *q = xcalloc(1, sizeof *q);
     bp_config_default(&p->c);
-    p->c.tage_tables = 12;
-    p->c.tage_bits = cfg == 0 ? 11 : 4 + (uint32_t)rng_below(&r, 9); /* 4..12 */
-    p->c.tage_tag_bits = p->c.tage_bits + 1;
-    p->c.tage_min_hist = 1 + (uint32_t)rng_below(&r, 8);
-    p->c.tage_max_hist = p->c.tage_min_hist + (uint32_t)rng_below(&r, BP_MAX_HIST - p->c.tage_min_hist + 1);
+    p->c.bimodal_bits = 4 + (uint32_t)rng_below(&r, 12);
+    p->c.tage_u_reset = 6 + (uint32_t)rng_below(&r, 6); /* (useful counters decay during the run) */
     bp_geom_init(&p->g, &p->c);
     assert_true(p->g.k12);
     p->ops = bp_ops_of(BP_TAGE);
@@ -369,20 +366,19 @@ static void test_tage_k12(void **state) {
     pred_free(p);
     free(q);
   }
-  bp_geom g;
-  bp_config c;
-  bp_config_default(&c);
-  c.tage_tables = 11;
-  bp_geom_init(&g, &c);
-  assert_false(g.k12);
-  bp_config_default(&c);
-  c.tage_tag_bits = 13;
-  bp_geom_init(&g, &c);
-  assert_false(g.k12);
-  bp_config_default(&c);
-  c.tage_bits = 13, c.tage_tag_bits = 14;
-  bp_geom_init(&g, &c);
-  assert_false(g.k12);
+  for (int k = 0; k < 6; k++) { /* one change from the default: no k12 */
+    bp_geom g;
+    bp_config c;
+    bp_config_default(&c);
+    if (k == 0) c.tage_tables = 11;
+    if (k == 1) c.tage_tag_bits = 13;
+    if (k == 2) c.tage_bits = 10, c.tage_tag_bits = 11; /* (same2, ent16) */
+    if (k == 3) c.tage_min_hist = 5;
+    if (k == 4) c.tage_max_hist = 639;
+    if (k == 5) c.type = BP_GSHARE;
+    bp_geom_init(&g, &c);
+    assert_false(g.k12);
+  }
 }
 
 /* tage_hits (tagged tables holding the tag at the index, gathered eight lanes at a time) is the

@@ -146,7 +146,8 @@ void bp_geom_init(bp_geom *g, const bp_config *c) {
   for (uint32_t l = n; l < BP_TAGE_MAX; l++) g->rneg[l] = -1;
   g->same2 = c->tage_tag_bits - 1 == c->tage_bits;
   g->ent16 = ((uint64_t)n << c->tage_bits) <= 65536;
-  g->k12 = n == 12 && g->same2 && g->ent16;
+  g->k12 = n == 12 && c->tage_bits == BP_K12_BITS && c->tage_tag_bits == BP_K12_TAG_BITS;
+  for (uint32_t i = 1; i <= n && g->k12; i++) g->k12 = g->hlen[i] == bp_k12_hlen[i - 1];
   for (uint32_t k = 0; k < 4; k++) { /* (clen >= 4: 1 << (17 - clen) fits 16 bits) */
     const uint32_t fi = BP_FOLD_IDX + 8 + k, ft = BP_FOLD_TAG0 + 8 + k;
     g->pk_outm[k] = g->outm16[fi];

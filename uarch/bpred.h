@@ -141,8 +141,8 @@ typedef struct bp_geom {
                                        ((table - 1) << tage_bits; 0 for lanes past the last) */
   uint16_t toff16[BP_TAGE_MAX];     /* toff, when ent16 */
   uint32_t ent16;                   /* TAGE: the entries of all tables number at most 1 << 16 */
-  uint32_t k12;                     /* TAGE: twelve tables, same2 and ent16 (golden_cove's): the
-                                       _k variants with k12 have them as constants */
+  uint32_t k12;                     /* TAGE: golden_cove's (the default) geometry, BP_K12_*: the
+                                       _k variants with k12 have it as constants */
   uint32_t nquad;                   /* TAGE: groups of four tables in use ((tables + 3) / 4) */
   size_t tage_tab;                  /* TAGE: byte offset of the tagged tables in its state */
   uint32_t tage_n;                  /* TAGE: tagged tables (tage_tables, at most BP_TAGE_MAX) */
@@ -158,6 +158,12 @@ typedef struct bp_geom {
    * unsigned high multiply, the two halves having different widths). */
   uint16_t pk_outm[8], pk_cmask[8], pk_ov[8];
 } bp_geom;
+
+/* golden_cove's (the default) TAGE geometry, bp_geom.k12: twelve tables of 2^11 entries, 12-bit
+ * tags (so same2 and ent16) and these history lengths (4 to 640). */
+#define BP_K12_BITS 11u
+#define BP_K12_TAG_BITS 12u
+static const uint16_t bp_k12_hlen[12] = {4, 6, 10, 16, 25, 40, 64, 101, 160, 254, 403, 640};
 
 void bp_geom_init(bp_geom *g, const bp_config *c);
 /* Reset h and ring (BP_RING_BYTES bytes: BP_RING bits, one per byte, stored twice). */
@@ -176,8 +182,11 @@ static inline void bp_v8_store(uint16_t *p, bp_v8 v) { memcpy(p, &v, sizeof v); 
  * 1 per lane; r[-L] is the bit pushed L pushes before the newest (r[0]). With SSE2 each lane is
  * one 16-bit insert straight from the ring (the byte above, the next newer bit, is masked off;
  * unused lanes read r[-1]: rneg, so the byte above stays inside the ring). */
-static inline bp_v8 bp_hist_leave8(const bp_geom *g, const uint8_t *r, uint32_t l, bool upper) {
-  const ptrdiff_t *o = &g->rneg[l];
+static inline __attribute__((always_inline)) bp_v8
+bp_hist_leave8(const bp_geom *g, const uint8_t *r, uint32_t l, bool upper, const bool k12) {
+  /* (k12: the offsets are constants, so displacements of the ring loads) */
+  ptrdiff_t o[8];
+  for (uint32_t k = 0; k < 8; k++) o[k] = k12 && l + k < 12 ? -(ptrdiff_t)bp_k12_hlen[l + k] : g->rneg[l + k];
 #if defined(__SSE2__)
   /* (inserts from memory: GCC builds the vector from scalar loads with more instructions) */
   uint16_t x;
@@ -216,12 +225,14 @@ static inline bp_v8 bp_hist_leave8(const bp_geom *g, const uint8_t *r, uint32_t 
  * l + 4 .. l + 7 are unused (their leaving bits are not read: outm is 0 there). With same2 the
  * second tag folds have the index folds' geometry (tage_tag_bits - 1 == tage_bits: same length
  * and width, so the same value at every push): they take the index folds' result. */
-static inline void bp_hist_fold8(const bp_geom *g, bp_hist *h, const uint8_t *r, uint32_t l, bp_v8 vb, bool upper,
-                                 bool same2) {
-  bp_v8 out = -bp_hist_leave8(g, r, l, upper); /* all ones where the leaving bit is set */
+static inline __attribute__((always_inline)) void
+bp_hist_fold8(const bp_geom *g, bp_hist *h, const uint8_t *r, uint32_t l, bp_v8 vb, bool upper, bool same2,
+              const bool k12) {
+  bp_v8 out = -bp_hist_leave8(g, r, l, upper, k12); /* all ones where the leaving bit is set */
   bp_v8 f0 = bp_v8_load(&h->fold[BP_FOLD_IDX + l]), f1 = bp_v8_load(&h->fold[BP_FOLD_TAG0 + l]);
-  f0 = ((f0 << 1) | vb) ^ (bp_v8_load(&g->outm16[BP_FOLD_IDX + l]) & out) ^ (f0 >> g->fsh[0]);
-  f1 = ((f1 << 1) | vb) ^ (bp_v8_load(&g->outm16[BP_FOLD_TAG0 + l]) & out) ^ (f1 >> g->fsh[1]);
+  const uint32_t sh0 = k12 ? BP_K12_BITS - 1 : g->fsh[0], sh1 = k12 ? BP_K12_TAG_BITS - 1 : g->fsh[1];
+  f0 = ((f0 << 1) | vb) ^ (bp_v8_load(&g->outm16[BP_FOLD_IDX + l]) & out) ^ (f0 >> sh0);
+  f1 = ((f1 << 1) | vb) ^ (bp_v8_load(&g->outm16[BP_FOLD_TAG0 + l]) & out) ^ (f1 >> sh1);
   f0 &= bp_v8_load(&g->cmask16[BP_FOLD_IDX + l]);
   bp_v8_store(&h->fold[BP_FOLD_IDX + l], f0);
   bp_v8_store(&h->fold[BP_FOLD_TAG0 + l], f1 & bp_v8_load(&g->cmask16[BP_FOLD_TAG0 + l]));
@@ -239,8 +250,9 @@ static inline void bp_hist_fold8(const bp_geom *g, bp_hist *h, const uint8_t *r,
  * and first tag folds packed in one vector (pk_*: four lanes each; the leaving bit is the
  * table's in both halves); the second tag folds take the index folds' result. Lanes 12..15 of
  * each block are not written (they stay 0: unused). */
-static inline void bp_hist_fold4x2(const bp_geom *g, bp_hist *h, const uint8_t *r, bp_v8 vb) {
-  const __m128i o4 = (__m128i)bp_hist_leave8(g, r, 8, false);
+static inline __attribute__((always_inline)) void
+bp_hist_fold4x2(const bp_geom *g, bp_hist *h, const uint8_t *r, bp_v8 vb, const bool k12) {
+  const __m128i o4 = (__m128i)bp_hist_leave8(g, r, 8, false, k12);
   const bp_v8 out = -(bp_v8)_mm_unpacklo_epi64(o4, o4); /* all ones where the leaving bit is set */
   const __m128i lo = _mm_loadl_epi64((const __m128i *)&h->fold[BP_FOLD_IDX + 8]);
   const __m128i hi = _mm_loadl_epi64((const __m128i *)&h->fold[BP_FOLD_TAG0 + 8]);
@@ -275,17 +287,17 @@ static inline __attribute__((always_inline)) void bp_hist_push_k(const bp_geom *
   const bp_v8 vb = {b, b, b, b, b, b, b, b};
   const uint32_t nq = k12 ? 3 : g->nquad;
   if (k12 || g->same2) {
-    bp_hist_fold8(g, h, r, 0, vb, nq > 1, true);
+    bp_hist_fold8(g, h, r, 0, vb, nq > 1, true, k12);
 #if defined(__SSE2__)
     if (nq == 3) {
-      bp_hist_fold4x2(g, h, r, vb);
+      bp_hist_fold4x2(g, h, r, vb, k12);
       return;
     }
 #endif
-    if (nq > 2) bp_hist_fold8(g, h, r, 8, vb, nq > 3, true);
+    if (nq > 2) bp_hist_fold8(g, h, r, 8, vb, nq > 3, true, k12);
   } else {
-    bp_hist_fold8(g, h, r, 0, vb, nq > 1, false);
-    if (nq > 2) bp_hist_fold8(g, h, r, 8, vb, nq > 3, false);
+    bp_hist_fold8(g, h, r, 0, vb, nq > 1, false, false);
+    if (nq > 2) bp_hist_fold8(g, h, r, 8, vb, nq > 3, false, false);
   }
 }
 

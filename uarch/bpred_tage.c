@@ -39,7 +39,8 @@ static void tage_update(void *st, const bp_geom *g, uint64_t pc, bool taken, con
   /* Re-find provider and alternate in the current tables at the predicted indices. */
   size_t per = (size_t)1 << c->tage_bits;
   const tage_entry *tables = ctab(st, c, 1);
-  uint32_t hit = tage_hits(tables, g, n, m->idx, m->tag);
+  uint32_t hit =
+      g->k12 ? tage_hits_k(tables, g, 12, m->idx, m->tag, true) : tage_hits(tables, g, n, m->idx, m->tag);
   int prov = tage_top(hit);
   int alt = tage_top(hit & ~(1u << prov));
   uint8_t *base = (uint8_t *)st + tage_base_off();

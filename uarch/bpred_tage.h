@@ -221,12 +221,17 @@ static inline __attribute__((always_inline)) bool bp_tage_predict_pc(const void 
 
 /* The prediction (tage_predict in bpred_tage.c; inline for the fetch loop of the model, which
  * predicts every conditional branch of both paths with it): bp_tage_predict_pc with the PC
- * terms computed here. */
-static inline __attribute__((always_inline)) bool bp_tage_predict(const void *st, const bp_geom *g, const bp_hist *h,
-                                                                  uint64_t pc, bp_meta *m) {
+ * terms computed here (bp_tage_predict_k: bp_tage_predict_pc_k's, k12 where g->k12). */
+static inline __attribute__((always_inline)) bool bp_tage_predict_k(const void *st, const bp_geom *g,
+                                                                    const bp_hist *h, uint64_t pc, bp_meta *m,
+                                                                    const bool k12) {
   bp_tage_pc p;
   bp_tage_pc_init(g, pc, &p);
-  return bp_tage_predict_pc(st, g, h, &p, m);
+  return bp_tage_predict_pc_k(st, g, h, &p, m, k12);
+}
+static inline __attribute__((always_inline)) bool bp_tage_predict(const void *st, const bp_geom *g, const bp_hist *h,
+                                                                  uint64_t pc, bp_meta *m) {
+  return bp_tage_predict_k(st, g, h, pc, m, false);
 }
 
 #endif

@@ -221,7 +221,8 @@ void oo_restore_branch(ooo_model *restrict m, uint32_t bck, bool apply_outcome) 
   ras_restore(&st->ras, m->ras_e, m->ras_depth, pol, &b->ras,
               m->bck_ras ? m->bck_ras + (size_t)bck * m->ras_depth : NULL);
   if (!apply_outcome) return;
-  bp_hist_push(&m->geom, &st->hist, m->hist_ring, b->pc, b->taken);
+  if (m->geom.k12) bp_hist_push_k(&m->geom, &st->hist, m->hist_ring, b->pc, b->taken, true);
+  else bp_hist_push(&m->geom, &st->hist, m->hist_ring, b->pc, b->taken);
   if (pol != RAS_REPAIR_NONE) {
     if (br_is_call(b->br)) ras_push(&st->ras, m->ras_e, m->ras_depth, b->fall);
     else if (b->br == BR_RET) {
@@ -367,8 +368,10 @@ fetch_branch(ooo_model *restrict m, ooo_state *st, uint64_t now, const ooo_tmpl 
   uint32_t ind_idx = 0, conf_idx = 0;
   switch (t->br) {
   case BR_COND: /* TAGE inline (the default predictor, called for most fetched branches) */
-    ptaken = m->bp == &bp_tage_ops ? bp_tage_predict(m->bp_state, &m->geom, &st->hist, pc, meta)
-                                   : m->bp->predict(m->bp_state, &m->geom, &st->hist, pc, meta);
+    if (m->geom.k12) ptaken = bp_tage_predict_k(m->bp_state, &m->geom, &st->hist, pc, meta, true);
+    else
+      ptaken = m->bp == &bp_tage_ops ? bp_tage_predict(m->bp_state, &m->geom, &st->hist, pc, meta)
+                                     : m->bp->predict(m->bp_state, &m->geom, &st->hist, pc, meta);
     ptarget = t->target;
     if (ptaken) btb_hit = bp_btb_lookup_inl(m->btb, bc, pc, &tmp);
     break;
@@ -396,7 +399,8 @@ fetch_branch(ooo_model *restrict m, ooo_state *st, uint64_t now, const ooo_tmpl 
     btb_hit = true;
   }
   *next = ptaken ? ptarget : fall;
-  bp_hist_push(&m->geom, &st->hist, m->hist_ring, pc, ptaken);
+  if (m->geom.k12) bp_hist_push_k(&m->geom, &st->hist, m->hist_ring, pc, ptaken, true);
+  else bp_hist_push(&m->geom, &st->hist, m->hist_ring, pc, ptaken);
   if (ptaken) q->flags |= FQ_TAKEN;
   if (b) {
     b->ind_idx = ind_idx;
