@@ -581,7 +581,7 @@ typedef struct oo_fblk {
   bp_tage_pc tp;                /* a branch at the end, under TAGE: its prediction's PC terms */
   uint8_t pad[16];              /* (to a power of two: a block's address is a shift) */
 } oo_fblk;
-_Static_assert(sizeof(oo_fblk) == 128, "oo_fblk: 128 bytes");
+_Static_assert(sizeof(void *) != 8 || sizeof(oo_fblk) == 128, "oo_fblk: 128 bytes (64-bit hosts)");
 
 static __attribute__((noinline)) void fblk_build(ooo_model *restrict m, oo_fblk *b, uint64_t pc) {
   uint32_t n = 0, off = 0, lchg = 0;
