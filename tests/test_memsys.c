@@ -937,6 +937,36 @@ static void test_full_refusal(void **state) {
   h_free(h);
 }
 
+/* A line refused at a full L1 is refused again without a lookup while the level stays full
+ * (mem_refusal.full), until an MSHR of its own is allocated: once the line has been accepted
+ * (an MSHR freed, then the level filled up again), a second request for it merges, it is not
+ * refused by the old refusal. */
+static void test_full_refusal_lapses(void **state) {
+  (void)state;
+  mem_config c;
+  test_config(&c);
+  c.l1d.mshrs = 2;
+  harness *h = h_new(&c);
+  /* (lines of distinct refusal-memo entries, in distinct L1 sets) */
+  const uint64_t a = 0x23000000, b = 0x23000000 + 4160, x = 0x25000000, d = 0x26000080, e = 0x27000040;
+  uint32_t ta, tb, tx, td, te, tx2;
+  uint64_t ready;
+  assert_int_equal(h_once(h, a, 100, false, &ta, &ready), MEM_PENDING);
+  assert_int_equal(h_once(h, b, 101, false, &tb, &ready), MEM_PENDING);
+  assert_int_equal(h_once(h, x, 102, false, &tx, &ready), MEM_BLOCKED);
+  assert_int_equal(h_once(h, x, 102, true, &tx, &ready), MEM_BLOCKED); /* (the memo's refusal) */
+  h_wait(h, ta); /* an MSHR frees: x is accepted */
+  assert_int_equal(h_once(h, x, 102, true, &tx, &ready), MEM_PENDING);
+  if (h->done_at[tb] != UINT64_MAX) /* b filled too: fill the level up again */
+    assert_int_equal(h_once(h, d, 103, false, &td, &ready), MEM_PENDING);
+  assert_int_equal(h_once(h, e, 104, false, &te, &ready), MEM_BLOCKED); /* full */
+  uint64_t merges = mem_stats(h->m, 1 /* L1D */)->merges;
+  assert_int_equal(h_once(h, x + 8, 105, false, &tx2, &ready), MEM_PENDING);
+  assert_int_equal(mem_stats(h->m, 1 /* L1D */)->merges, merges + 1);
+  assert_int_equal(h_wait(h, tx2), h_wait(h, tx));
+  h_free(h);
+}
+
 /* Observer: events name their resources, MSHR allocations are all released, FULL is reported. */
 typedef struct obs_log {
   uint64_t n[MEV_NUM];
@@ -1285,6 +1315,7 @@ int main(void) {
       cmocka_unit_test(test_wrong_path),
       cmocka_unit_test(test_merge),
       cmocka_unit_test(test_full_refusal),
+      cmocka_unit_test(test_full_refusal_lapses),
       cmocka_unit_test(test_observer),
       cmocka_unit_test(test_observer_kinds),
       cmocka_unit_test(test_determinism_and_copy),

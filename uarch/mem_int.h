@@ -261,14 +261,18 @@ struct mem_cache {
 
 /* A refused request (not state: a memo, cleared by mem_copy). It is refused again, for the same
  * level, as long as the versions of the levels it went through are unchanged: resources are
- * freed only by fills and DRAM issues, which change them. */
+ * freed only by fills and DRAM issues, which change them. A line refused at a full entry level
+ * where it has no MSHR (`full`) is refused again while that level stays full, whatever else
+ * changed there: only an MSHR for the line can bring it into the level, and its allocation
+ * drops the entry (mshr_alloc), so the line is still absent with no MSHR of its own. */
 #define MEM_REFUSALS 16
 typedef struct mem_refusal {
   uint64_t line1;       /* line + 1 (0: empty) */
-  uint32_t ver[4];      /* entry L1 level, L2, LLC, DRAM versions when refused */
+  uint32_t ver[4];      /* entry L1 level, L2, LLC, DRAM versions when refused (not `full`) */
   uint8_t level;        /* entry level (ML_L1I / ML_L1D) */
   uint8_t blk;          /* the full level (ML_DRAM for the read queue) */
-  uint8_t pad[6];
+  uint8_t full;         /* refused at the full entry level (blk == level) with no MSHR there */
+  uint8_t pad[5];
 } mem_refusal;
 
 struct mem_sys {

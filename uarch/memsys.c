@@ -610,6 +610,11 @@ static inline void mshr_unlink(mem_cache *c, uint32_t i) {
   lvl_touch(c->ls);
 }
 
+/* The memoized refusal of a line (see mem_refusal). */
+static inline uint32_t mem_refusal_slot(uint64_t line) {
+  return (uint32_t)(line ^ (line >> 4)) & (MEM_REFUSALS - 1);
+}
+
 /* MSHRs a request may use: prefetches leave an eighth of them to demand misses. */
 static inline uint32_t mshr_limit(const mem_cache *c, bool prefetch) {
   uint32_t n = c->cfg->mshrs;
@@ -639,6 +644,10 @@ static inline __attribute__((always_inline)) uint32_t mshr_alloc(mem_sys *m, int
   c->mh_next[i] = c->mh_head[h];
   c->mh_head[h] = (int32_t)i;
   lvl_touch(c->ls);
+  if (level <= ML_L1D) { /* the line may now enter the level: a `full` refusal of it lapses */
+    mem_refusal *rf = &m->refusal[mem_refusal_slot(line)];
+    if (rf->line1 == line + 1) rf->line1 = 0;
+  }
   mem_mshr *ms = &c->mshr[i];
   /* Field by field (pad stays 0 from reset_state): no temporary to copy. */
   ms->fid = pf ? UINT64_MAX : ri->fid;
@@ -1319,19 +1328,15 @@ void mem_advance(mem_sys *m, uint64_t now) {
 }
 
 /* Does a memoized refusal stand? Only the levels from the entry level down to the full one
- * decided it. */
+ * decided it; a `full` one stands while its level stays full (see mem_refusal). */
 static inline bool refusal_stands(const mem_sys *m, const mem_refusal *rf) {
   const mem_state *st = m->st;
+  if (rf->full) return st->lv[rf->level].mshr_used >= m->c[rf->level].cfg->mshrs;
   if (rf->ver[0] != st->lv[rf->level].ver) return false;
   if (rf->blk >= ML_L2 && rf->ver[1] != st->lv[ML_L2].ver) return false;
   if (rf->blk >= ML_LLC && rf->ver[2] != st->lv[ML_LLC].ver) return false;
   if (rf->blk == ML_DRAM && rf->ver[3] != st->dram_ver) return false;
   return true;
-}
-
-/* The memoized refusal of a line (see mem_refusal). */
-static inline uint32_t mem_refusal_slot(uint64_t line) {
-  return (uint32_t)(line ^ (line >> 4)) & (MEM_REFUSALS - 1);
 }
 
 /* Find the busy MSHR of c that frees first (mem_lstate.minf_*). Free entries hold UNKNOWN in
@@ -1438,6 +1443,7 @@ static inline void refusal_note(mem_sys *m, int level, int blk, uint64_t line) {
   rf->line1 = line + 1;
   rf->level = (uint8_t)level;
   rf->blk = (uint8_t)blk;
+  rf->full = 0;
   rf->ver[0] = st->lv[level].ver;
   rf->ver[1] = st->lv[ML_L2].ver;
   rf->ver[2] = st->lv[ML_LLC].ver;
@@ -1454,7 +1460,11 @@ static __attribute__((noinline)) int refuse_full_slow(mem_sys *m, const mem_req 
 }
 static __attribute__((noinline)) int refuse_full(mem_sys *m, const mem_req *req, int level,
                                                  uint64_t line, uint64_t now, uint64_t *ready) {
-  refusal_note(m, level, level, line);
+  mem_refusal *rf = &m->refusal[mem_refusal_slot(line)];
+  rf->line1 = line + 1;
+  rf->level = (uint8_t)level;
+  rf->blk = (uint8_t)level;
+  rf->full = 1;
   /* (The common case makes no call, so it saves no registers.) */
   if (blocked_cache_fast(m, level, req, now, ready)) return MEM_BLOCKED;
   return refuse_full_slow(m, req, level, now, ready);
