@@ -261,7 +261,9 @@ typedef struct ooo_model ooo_model;
 /* OOO_NO_LEAN: rename builds every instruction through its general path (no lean copies for
  * instructions of one computation micro-op, no prebuilt micro-op and ROB words, no shortcut for
  * a rename blocked in the last cycle, nor, without bindings, for one still blocked on the same
- * resource or for naming the resource that stops it) (same results, slower; for tests). */
+ * resource or for naming the resource that stops it); the cycle loop works out the core's next
+ * event again after a cycle stepped only for the memory system (same results, slower; for
+ * tests). */
 /* OOO_READER: read (decompress and decode) the trace ahead on a second thread when the process
  * may run on two CPUs (core/batch_pf.h; same results). For a model that runs alone: clones do
  * not inherit it, so parallel replays do not each start a reader. Off in the commands: reading

@@ -507,6 +507,10 @@ struct ooo_model {
   uint64_t mem_cbs;         /* memory-system callbacks into the core so far (not state: only
                                compared within one step) */
   uint64_t mem_only_cycles; /* cycles stepped with the core stages left out (not state) */
+  uint64_t core_next;       /* next_cycle's core part (the next cycle any core stage can act)
+                               when the memory system's next event came first; core_next_set:
+                               set in this ooo_run (not state) */
+  bool core_next_set;
   /* the rename plan of the fetch-queue head, kept while it waits for resources (not state:
    * invalidated by squashes, copies and filters) */
   bool lvl_track;           /* memory events tell which levels a load missed (OOO_SID_STATS or a

@@ -406,22 +406,30 @@ void ooo_free(ooo_model *m) {
 
 /* The next cycle anything can happen; *mem_only: only the memory system has an event then (every
  * core event is later). */
-static uint64_t next_cycle(ooo_model *m, uint64_t now, bool *mem_only) {
+static uint64_t next_cycle(ooo_model *m, uint64_t now, bool *mem_only, bool core_same) {
   ooo_state *st = m->st;
-  uint64_t next = oo_backend_next(m, now);
+  uint64_t next;
   *mem_only = false;
-  if (next == now + 1) return next;
-  if (st->fstall == FS_RUN && !st->fe_block) {
-    uint64_t f = st->fetch_resume > now + 1 ? st->fetch_resume : now + 1;
-    if (f < next) next = f;
+  if (core_same) {
+    next = m->core_next;
+  } else {
+    next = oo_backend_next(m, now);
+    if (next == now + 1) return next;
+    if (st->fstall == FS_RUN && !st->fe_block) {
+      uint64_t f = st->fetch_resume > now + 1 ? st->fetch_resume : now + 1;
+      if (f < next) next = f;
+    }
+    uint64_t w = wheel_next(m, now);
+    if (w < next) next = w;
+    if (st->mblk_retry < next) next = st->mblk_retry > now ? st->mblk_retry : now + 1;
   }
-  uint64_t w = wheel_next(m, now);
-  if (w < next) next = w;
-  if (st->mblk_retry < next) next = st->mblk_retry > now ? st->mblk_retry : now + 1;
   uint64_t e = mem_next_event(m->memsys);
   if (e != UINT64_MAX) {
     if (e <= now) e = now + 1;
     if (e < next) {
+      /* the core part, for the cycle stepped only for the memory system (see step) */
+      m->core_next = next;
+      m->core_next_set = !(m->flags & OOO_NO_LEAN);
       next = e;
       *mem_only = true;
     }
@@ -486,6 +494,7 @@ static void step(ooo_model *m) {
   uint64_t now = st->now;
   st->wheel_floor = now;
   uint64_t cbs = m->mem_cbs;
+  bool core_same = false;
   mem_advance(m->memsys, now);
   if (st->mem_wake && m->mem_cbs == cbs && !m->obs && st->disp_stop != OB_NONE) {
     /* Only the memory system acted, without calling back: no wheel event, refused-load retry,
@@ -499,6 +508,10 @@ static void step(ooo_model *m) {
      * commit width: then the new head names the stall */
     if (st->rob_head < st->rob_tail) st->commit_stall = oo_head_stall(m, oo_rob(m, st->rob_head), now);
     oo_rename_lost(m, st->disp_stop);
+    /* next_cycle's core part is the one the last cycle found (core_next, > now): each of its
+     * terms is a cycle of the core's own state, which did not change, taken at least now + 1
+     * (not with OOO_NO_LEAN) */
+    core_same = m->core_next_set;
   } else {
     step_core(m, now);
     if (m->failed) return;
@@ -506,7 +519,7 @@ static void step(ooo_model *m) {
     if (st->finished) return;
   }
   bool mem_only;
-  uint64_t next = next_cycle(m, now, &mem_only);
+  uint64_t next = next_cycle(m, now, &mem_only, core_same);
   st->mem_wake = (uint8_t)(mem_only && !m->obs);
   if (next == UINT64_MAX) {
     m->failed = true;
@@ -539,6 +552,7 @@ wi_rc ooo_run(ooo_model *m, uint64_t max_commits, wi_err *err) {
   uint64_t target = max_commits == UINT64_MAX || st->stats.insns + max_commits < st->stats.insns
                         ? UINT64_MAX
                         : st->stats.insns + max_commits;
+  m->core_next_set = false; /* (the model may have changed since the last run) */
   while (!st->finished && st->stats.insns < target) {
     step(m);
     if (m->failed) {
@@ -575,6 +589,7 @@ wi_rc ooo_copy(ooo_model *dst, const ooo_model *src, wi_err *err) {
   dst->failed = src->failed;
   dst->err = src->err;
   dst->hp_valid = false;
+  dst->core_next_set = false;
   return WI_OK;
 }
 
