@@ -1592,6 +1592,64 @@ static void test_wrong_path_blocks(void **state) {
   free(path);
 }
 
+/* The port choice: the lean copies pick the least loaded port (lowest number on ties) of more
+ * than two with SSE2 from keys (queue length << 4 | port), rename's reference path
+ * (OOO_NO_LEAN) by walking the ports: every micro-op issues on the same port in both (an
+ * observer hashes the sequence of fid, micro-op, port), on streams that load the ALU ports
+ * (5 on golden_cove, 4 on skylake), the load ports (3 on golden_cove) and a mix with wrong
+ * paths. */
+typedef struct port_ctx {
+  uint64_t hash, n, per_port[OOO_MAX_PORTS];
+} port_ctx;
+static void p_issue(void *vc, const ooo_ev *e) {
+  port_ctx *c = vc;
+  uint32_t p = e->rid - OOO_RID_PORT;
+  c->hash = (c->hash ^ (e->fid * 1315423911u + e->uop * 64u + p)) * 0x100000001b3ULL;
+  c->n++;
+  c->per_port[p]++;
+}
+static void test_port_choice(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed();
+  enum { NP = 3 };
+  char *paths[NP];
+  paths[0] = loop_trace("add rax, 1\n  imul rbx, rbx\n  add rcx, rdx\n  shl rsi, 3\n  lea rdi, [rdi+rsi]", 8, 300,
+                        NULL, NULL);
+  paths[1] = loop_trace("mov rbx, [rdi]\n  mov rdx, [rdi+64]\n  add rsi, rbx", 8, 300, NULL, NULL);
+  paths[2] = mix_trace(seed, 1500);
+  const char *machines[] = {"golden_cove", "skylake"};
+  const ooo_observer obs = {.issue = p_issue};
+  wi_err err;
+  for (int i = 0; i < NP; i++) {
+    trace_t *t = tu_open_trace(paths[i]);
+    for (size_t k = 0; k < WI_ARRAY_LEN(machines); k++) {
+      ooo_config c;
+      if (machine_load(machines[k], &c, &err)) fail_msg("%s", err.msg);
+      port_ctx pa = {0}, pl = {0};
+      ooo_model *a = ooo_new(&c, t, 0, &err);
+      ooo_model *l = ooo_new(&c, t, OOO_NO_LEAN, &err);
+      if (!a || !l) fail_msg("ooo_new: %s", err.msg);
+      if (ooo_attach_observer(a, &obs, &pa, &err) || ooo_attach_observer(l, &obs, &pl, &err)) fail_msg("%s", err.msg);
+      tu_ooo_run(a, UINT64_MAX);
+      tu_ooo_run(l, UINT64_MAX);
+      assert_true(ooo_finished(a) && ooo_finished(l));
+      tu_ooo_assert_same(a, l);
+      assert_true(pa.n > 1000);
+      assert_int_equal(pa.n, pl.n);
+      assert_memory_equal(pa.per_port, pl.per_port, sizeof pa.per_port);
+      assert_int_equal(pa.hash, pl.hash);
+      uint32_t used = 0;
+      for (uint32_t p = 0; p < OOO_MAX_PORTS; p++) used += pa.per_port[p] != 0;
+      assert_true(used > 3); /* the choice had several ports to take from */
+      ooo_free(a);
+      ooo_free(l);
+    }
+    trace_close(t);
+    unlink(paths[i]);
+    free(paths[i]);
+  }
+}
+
 /* ---- models without bindings ---------------------------------------------------------------------- */
 
 /* OOO_NO_BINDINGS leaves out only what observers see (also the scheduler entry numbers: only
@@ -1806,6 +1864,7 @@ int main(void) {
     cmocka_unit_test(test_sq_search_bound),
     cmocka_unit_test(test_wrong_path_blocks),
     cmocka_unit_test(test_no_bindings),
+    cmocka_unit_test(test_port_choice),
     cmocka_unit_test(test_no_bindings_observer),
     cmocka_unit_test(test_blocked_rename),
   };

@@ -90,10 +90,13 @@ typedef struct ooo_phdr {
 } ooo_phdr;
 
 #define OOO_XPORTS 8 /* ports of a prebuilt micro-op listed for the port choice */
+#define OOO_VPORTS 16 /* ports the vector port choice covers (ooo_model.port_vec) */
 
 /* A computation micro-op of a template prebuilt for dispatch (oo_plan_static): the words
  * new_uop would compute, so renaming it is a few copies plus the dynamic fields. */
 typedef struct ooo_ximg {
+  _Alignas(16) uint16_t vnot[OOO_VPORTS]; /* lane p: 0 if port p can execute it, else 0x7fff
+                                             (OR-ed into ooo_state.port_key by bind_port_x) */
   uint64_t small0;          /* ooo_uop.small[0]: kind, state US_WAIT, cls, pool, idx as if the
                                instruction had no loads; port 0 */
   uint64_t small1;          /* ooo_uop.small[1]: 0, or for the last one `last` and `br` */
@@ -101,6 +104,8 @@ typedef struct ooo_ximg {
   uint32_t ports;           /* bit p: port p can execute it */
   uint8_t np;               /* ports in plist, 0 if more than fit (dispatch walks `ports`) */
   uint8_t plist[OOO_XPORTS]; /* the ports of `ports` in increasing order */
+  bool vec;                 /* bind_port_x takes the least port_key with vnot (m->port_vec, and
+                               more than two ports: fewer are as cheap walked) */
 } ooo_ximg;
 
 typedef struct ooo_tmpl {
@@ -386,7 +391,11 @@ typedef struct ooo_state {
   uint64_t sched_cur[OOO_NPOOL];       /* uop positions below hold no entry of the pool (observer
                                           bindings: the oldest waiting micro-op of a full pool) */
   uint32_t port_queued[OOO_MAX_PORTS]; /* micro-ops bound to the port, not yet issued */
-  uint32_t pad10[OOO_MAX_PORTS];       /* (unused: keeps the layout; was a ready count per port) */
+  uint32_t pad10[2];                  /* (unused: keeps the layout; was a ready count per port) */
+  uint16_t port_key[OOO_MAX_PORTS];   /* port_queued << 4 | port (ports < OOO_VPORTS; meaningful
+                                         when m->port_vec: the queues then fit 11 bits); 16-byte
+                                         aligned (the state is 64-byte aligned in the model's block) */
+  uint32_t pad10b[OOO_MAX_PORTS / 2 - 2];
   uint32_t rdy_ports;                  /* bit p: rdy_sum[p] != 0 (port p has ready micro-ops) */
   uint64_t rdy_sum[OOO_MAX_PORTS];     /* bit w: word w of the port's ready bitmap is non-zero */
   uint64_t ublk_until[OOO_MAX_PORTS];  /* cycle: the micro-ops marked in the port's ublk bitmap
@@ -429,6 +438,7 @@ typedef struct ooo_state {
   uint32_t pad6;
   ooo_stats stats;
 } ooo_state;
+_Static_assert(offsetof(ooo_state, port_key) % 16 == 0, "ooo_state.port_key: aligned vector loads (bind_port_x)");
 
 struct ooo_model {
   ooo_config cfg;
@@ -515,6 +525,12 @@ struct ooo_model {
    * invalidated by squashes, copies and filters) */
   bool lvl_track;           /* memory events tell which levels a load missed (OOO_SID_STATS or a
                                memory observer): precise per-sid miss counts */
+  const uint16_t *vnot_load; /* ldv when port_vec and ports.load has more than two ports, else
+                               NULL (new_uop binds a load with bind_port_v) */
+  _Alignas(16) uint16_t ldv[OOO_VPORTS]; /* ooo_ximg.vnot of ports.load */
+  bool port_vec;            /* at most OOO_VPORTS ports, fewer than 2047 scheduler entries in all
+                               and no OOO_NO_LEAN: the port choice takes the least port_key with
+                               SSE2 (bind_port_v) for more than two ports */
   bool binds;               /* keep the bindings observers see (no OOO_NO_BINDINGS): ready_cycle,
                                ready_by, bind_*, fwd_fid of micro-ops, port_last_*, the LQ ring,
                                last_uop, the dispatch stall record; nothing simulated reads them */

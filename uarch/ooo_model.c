@@ -268,6 +268,13 @@ ooo_model *ooo_new(const ooo_config *cfg, const trace_t *t, unsigned flags, wi_e
   }
   if (m->max_ld < 1) m->max_ld = 1;
   if (m->max_st < 1) m->max_st = 1;
+  /* port_key holds a queue length in 11 bits: it never exceeds the scheduler entries in all;
+   * rename's reference path (OOO_NO_LEAN) keeps the walk (tests compare the two choices) */
+  uint32_t sched_all = 0;
+  for (int p = 0; p < OOO_NPOOL; p++) sched_all += m->sched_cap[p];
+  m->port_vec = c->ports.count <= OOO_VPORTS && sched_all < 2047 && !(flags & OOO_NO_LEAN);
+  for (uint32_t p = 0; p < OOO_VPORTS; p++) m->ldv[p] = (c->ports.load >> p & 1) ? 0 : 0x7fff;
+  m->vnot_load = m->port_vec && __builtin_popcount(c->ports.load) > 2 ? m->ldv : NULL;
 
   /* Layout of the state block. */
   lay l = {0};
@@ -365,6 +372,7 @@ ooo_model *ooo_new(const ooo_config *cfg, const trace_t *t, unsigned flags, wi_e
     st->port_last_fid[i] = OOO_FID_NONE;
     st->ublk_until[i] = UINT64_MAX;
   }
+  for (uint32_t i = 0; i < OOO_VPORTS; i++) st->port_key[i] = (uint16_t)i; /* nothing queued */
   bp_hist_init(&st->hist, m->hist_ring);
   m->bp->init(m->bp_state, &c->bp);
   ras_init(&st->ras, m->ras_e, c->bp.ras_depth);
