@@ -1025,14 +1025,14 @@ static void plan_counts(const ooo_model *m, ooo_phdr *h, uint32_t nsrc) {
                   (uint64_t)(n_ld & 0xff) << 24 | (uint64_t)(n_st & 0xff) << 32 | (uint64_t)(h->n_undo & 0xff) << 40 |
                   (uint64_t)(h->n_int & 0xff) << 48 | (uint64_t)(h->n_vec & 0xff) << 56;
   /* Built in registers and stored whole: check_resources reads it back as vectors at once,
-   * and scalar stores read back as a vector stall on store forwarding. The links lane stays 0:
-   * links are checked as a scalar (their count changes under the vector during a rename cycle). */
+   * and scalar stores read back as a vector stall on store forwarding. The links lane holds
+   * max_links, a bound for the all-at-once check (see check_resources). */
   _Static_assert(OOO_RES_ROB == 0 && OOO_RES_UOPS == 1 && OOO_RES_LINKS == 2 && OOO_RES_UNDO == 3 &&
                      OOO_RES_SCHED == 4 && OOO_NPOOL == 3 && OOO_RES_LQ == 7 && OOO_RES_SQ == 8 &&
                      OOO_RES_INT == 9 && OOO_RES_VEC == 10 && OOO_NRES == 12,
                  "dispatch resource lanes");
   const oo_v4 v[OOO_NRES / 4] = {
-      {(int32_t)h->slots, (int32_t)nu, 0, (int32_t)h->n_undo},
+      {(int32_t)h->slots, (int32_t)nu, (int32_t)h->max_links, (int32_t)h->n_undo},
       {(int32_t)h->need[0], (int32_t)h->need[1], (int32_t)h->need[2], (int32_t)n_ld},
       {(int32_t)n_st, (int32_t)h->n_int, (int32_t)h->n_vec, 0}};
   memcpy(h->needv, v, sizeof v);
@@ -1313,9 +1313,9 @@ static inline oo_v4 need_v(const ooo_phdr *p, int k) { return *(const oo_v4u *)&
 static void free_take(const ooo_model *m, oo_free *f) {
   const ooo_state *st = m->st;
   const ooo_core_config *c = &m->cfg.core;
-  /* lanes as in plan_counts (links: checked as a scalar) */
+  /* lanes as in plan_counts (links: see check_resources) */
   f->v0 = (oo_v4){(int32_t)(c->rob - st->rob_slots),
-                  (int32_t)((uint64_t)m->uop_mask + 1 - (st->uop_tail - st->uop_head)), 0,
+                  (int32_t)((uint64_t)m->uop_mask + 1 - (st->uop_tail - st->uop_head)), (int32_t)st->link_avail,
                   (int32_t)((uint64_t)m->undo_mask + 1 - (st->undo_tail - st->undo_head))};
   f->v1 = (oo_v4){(int32_t)(m->sched_cap[0] - st->sched_used[0]), (int32_t)(m->sched_cap[1] - st->sched_used[1]),
                   (int32_t)(m->sched_cap[2] - st->sched_used[2]), (int32_t)(c->lq - (st->lq_tail - st->lq_head))};
@@ -1352,9 +1352,12 @@ static int check_resources_lanes(ooo_model *restrict m, const ooo_phdr *p, oo_v4
   return stop;
 }
 
-/* Why the instruction cannot be dispatched now (OB_NONE if it can): all resources compared at
- * once; the slow path names the first short one in check order (without bindings, unless
- * OOO_NO_LEAN (`lean` false): named from the lanes). */
+/* Why the instruction cannot be dispatched now (OB_NONE if it can, and then its resources are
+ * taken from f: the caller renames it): all resources compared at once, the links too by a
+ * lower bound (their free count at the cycle's first check less max_links per rename since:
+ * nothing but rename takes links during its cycle, and a rename at most max_links), and when
+ * that fails the links exactly as a scalar; the slow path names the first short one in check
+ * order (without bindings, unless OOO_NO_LEAN (`lean` false): named from the lanes). */
 static inline int check_resources(ooo_model *restrict m, oo_free *f, const ooo_phdr *p, uint32_t *rid, uint64_t *by,
                                   const bool binds, bool lean) {
   if (!f->ok) {
@@ -1367,20 +1370,32 @@ static inline int check_resources(ooo_model *restrict m, oo_free *f, const ooo_p
     }
     free_take(m, f);
   }
-  oo_v4 g0 = need_v(p, 0) > f->v0, g1 = need_v(p, 1) > f->v1, g2 = need_v(p, 2) > f->v2;
-  oo_v4 gt = g0 | g1 | g2;
+  /* what would be left: a lane short (need > free) goes negative (small counts: no overflow) */
+  oo_v4 l0 = f->v0 - need_v(p, 0), l1 = f->v1 - need_v(p, 1), l2 = f->v2 - need_v(p, 2);
+  oo_v4 neg = l0 | l1 | l2;
+#if defined(__SSE2__)
+  bool fits = !_mm_movemask_ps(_mm_castsi128_ps((__m128i)neg));
+#else
   uint64_t w[2];
-  memcpy(w, &gt, sizeof w);
-  if (__builtin_expect(!(w[0] | w[1]) && p->max_links <= m->st->link_avail, 1)) return OB_NONE;
-  if (!binds && lean) return check_resources_lanes(m, p, g0, g1, g2);
-  return check_resources_slow(m, p, rid, by);
-}
-
-/* Resources taken by a renamed instruction (links are read from the state by check_resources). */
-static inline void free_sub(oo_free *f, const ooo_phdr *p) {
-  f->v0 -= need_v(p, 0);
-  f->v1 -= need_v(p, 1);
-  f->v2 -= need_v(p, 2);
+  memcpy(w, &neg, sizeof w);
+  bool fits = !((w[0] | w[1]) & 0x8000000080000000ULL);
+#endif
+  if (__builtin_expect(!fits, 0)) {
+    /* one short, or the links' bound: the lanes without it, the links exactly (as a scalar) */
+    const oo_v4 z = {0, 0, 0, 0};
+    oo_v4 g0 = (l0 < z) & (oo_v4){-1, -1, 0, -1}, g1 = l1 < z, g2 = l2 < z; /* need > free */
+    oo_v4 gt = g0 | g1 | g2;
+    uint64_t wg[2];
+    memcpy(wg, &gt, sizeof wg);
+    if (wg[0] | wg[1] || p->max_links > m->st->link_avail) {
+      if (!binds && lean) return check_resources_lanes(m, p, g0, g1, g2);
+      return check_resources_slow(m, p, rid, by);
+    }
+  }
+  f->v0 = l0; /* taken */
+  f->v1 = l1;
+  f->v2 = l2;
+  return OB_NONE;
 }
 
 /* Dedupe list of the producers of one micro-op. */
@@ -2067,7 +2082,6 @@ static inline __attribute__((always_inline)) void dispatch_cycle(ooo_model *rest
     else if (!lean_ok) dispatch_one_ref(m, q, pl, pm, now, bp);
     else if (pl->n_exec == 1) dispatch_one(m, q, pl, pm, now, bp, OOO_LEAN_ONE | nb);
     else dispatch_one(m, q, pl, pm, now, bp, nb);
-    free_sub(&fr, pl);
     m->hp_valid = false;
     st->fq_head++;
     used += pl->slots;

@@ -86,7 +86,7 @@ typedef struct ooo_phdr {
                                  (dispatch_one's lean copy; never with OOO_NO_LEAN) */
   uint16_t rf;                /* the ROB entry's flags the template decides (RF_BRANCH, RF_SERIAL) */
   int32_t needv[OOO_NRES];    /* what it takes of each dispatch resource (OOO_RES_*); the links
-                                 lane is 0 (links are checked as a scalar against max_links) */
+                                 lane is max_links (check_resources) */
 } ooo_phdr;
 
 #define OOO_XPORTS 8 /* ports of a prebuilt micro-op listed for the port choice */
