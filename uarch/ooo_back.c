@@ -31,7 +31,7 @@ static inline void make_ready(ooo_model *restrict m, uint32_t slot) {
   ooo_uop *u = &m->uops[slot];
   u->state = US_READY;
   uint32_t p = u->port;
-  m->rdy[(size_t)p * m->nwords + (slot >> 6)] |= 1ULL << (slot & 63);
+  m->rdy_of[p][slot >> 6] |= 1ULL << (slot & 63);
   st->rdy_sum[p] |= 1ULL << (slot >> 6);
   st->rdy_ports |= 1u << p; /* unconditionally: no host branch to mispredict */
 }
@@ -42,7 +42,7 @@ static inline __attribute__((always_inline)) void unready(ooo_model *restrict m,
   ooo_state *st = m->st;
   ooo_uop *u = &m->uops[slot];
   uint32_t p = u->port;
-  uint64_t *w = &m->rdy[(size_t)p * m->nwords + (slot >> 6)];
+  uint64_t *w = &m->rdy_of[p][slot >> 6];
   *w &= ~(1ULL << (slot & 63));
   /* branch-free: clear the summary bit when the word empties, the port bit when the port does
    * (its summary empties: a micro-op is made ready only when not ready, so the bitmaps count) */
@@ -198,7 +198,7 @@ static inline __attribute__((always_inline)) void squash_uop(ooo_model *restrict
     unready(m, slot);
     /* a marked micro-op leaves the ready set only here or after its mark is cleared: a reused
      * slot must not inherit the mark */
-    m->ublk[(size_t)u->port * m->nwords + (slot >> 6)] &= ~(1ULL << (slot & 63));
+    m->ublk_of[u->port][slot >> 6] &= ~(1ULL << (slot & 63));
     sched_release(m, u, ids);
     break;
   case US_ISSUED:
@@ -796,8 +796,8 @@ static inline __attribute__((always_inline)) void issue_cycle(ooo_model *restric
   while (ports) {
     uint32_t p = (uint32_t)__builtin_ctz(ports);
     ports &= ports - 1;
-    const uint64_t *bm = &m->rdy[(size_t)p * nw];
-    uint64_t *ub = &m->ublk[(size_t)p * nw];
+    const uint64_t *bm = m->rdy_of[p];
+    uint64_t *ub = m->ublk_of[p];
     uint64_t until = st->ublk_until[p];
     if (__builtin_expect(until == UINT64_MAX, 1)) {
       issue_port(m, p, now, bm, ub, hi_words, lo_words, first_bits, last_bits, w0, false, binds);

@@ -476,6 +476,8 @@ struct ooo_model {
   ooo_undo *undo;
   uint16_t *sched_free[OOO_NPOOL]; /* free entry numbers per pool (used with bindings only) */
   uint64_t *rdy;            /* OOO_MAX_PORTS x nwords */
+  uint64_t *rdy_of[OOO_MAX_PORTS];  /* &rdy[p * nwords]: port p's ready bitmap (no multiply) */
+  uint64_t *ublk_of[OOO_MAX_PORTS]; /* &ublk[p * nwords] */
   uint64_t *ublk;           /* OOO_MAX_PORTS x nwords: ready micro-ops that found their unit busy
                                (issue skips them until ublk_until, then clears the port's marks;
                                a squashed ready micro-op's mark is cleared by squash_uop) */

@@ -337,6 +337,10 @@ ooo_model *ooo_new(const ooo_config *cfg, const trace_t *t, unsigned flags, wi_e
   for (int p = 0; p < OOO_NPOOL; p++) m->sched_free[p] = (uint16_t *)(b + o_sf[p]);
   m->rdy = (uint64_t *)(b + o_rdy);
   m->ublk = (uint64_t *)(b + o_ublk);
+  for (uint32_t p = 0; p < OOO_MAX_PORTS; p++) {
+    m->rdy_of[p] = m->rdy + (size_t)p * m->nwords;
+    m->ublk_of[p] = m->ublk + (size_t)p * m->nwords;
+  }
   m->wheel = (uint32_t *)(b + o_wheel);
   m->wheel_bits = (uint64_t *)(b + o_wbits);
   m->lq = (uint64_t *)(b + o_lq);
