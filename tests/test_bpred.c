@@ -340,6 +340,15 @@ static void test_tage_k12(void **state) {
     p->c.tage_u_reset = 6 + (uint32_t)rng_below(&r, 6); /* (useful counters decay during the run) */
     bp_geom_init(&p->g, &p->c);
     assert_true(p->g.k12);
+    /* the geometry's vectors as constants (bpred.h) are bp_geom_init's */
+    assert_memory_equal(bp_k12_outm16, p->g.outm16, sizeof bp_k12_outm16);
+    assert_memory_equal(bp_k12_cmask16, p->g.cmask16, sizeof bp_k12_cmask16);
+    assert_memory_equal(bp_k12_pmask16, p->g.pmask16, sizeof bp_k12_pmask16);
+    assert_memory_equal(bp_k12_pmul16, p->g.pmul16, sizeof bp_k12_pmul16);
+    assert_memory_equal(bp_k12_toff16, p->g.toff16, sizeof bp_k12_toff16);
+    assert_memory_equal(bp_k12_pk_outm, p->g.pk_outm, sizeof bp_k12_pk_outm);
+    assert_memory_equal(bp_k12_pk_cmask, p->g.pk_cmask, sizeof bp_k12_pk_cmask);
+    assert_memory_equal(bp_k12_pk_ov, p->g.pk_ov, sizeof bp_k12_pk_ov);
     p->ops = bp_ops_of(BP_TAGE);
     p->st = xcalloc(1, p->ops->state_bytes(&p->c));
     p->ops->init(p->st, &p->c);

@@ -137,7 +137,7 @@ void bp_geom_init(bp_geom *g, const bp_config *c) {
   for (uint32_t i = 1; i <= n; i++) {
     /* 1 <= ishift <= 15 (tage_bits <= 16, i >= 1) */
     g->pcm16[i - 1] = (uint16_t)(1u << (16 - g->ishift[i]));
-    g->pmask16[i - 1] = (uint16_t)g->pmask[i];
+    g->pmask16[i - 1] = (uint16_t)(g->pmask[i] & (((1u << c->tage_bits) - 1) >> (i % 4)));
     g->pmul16[i - 1] = (uint16_t)(1u << (i % 4));
     g->toff[i - 1] = (i - 1) << c->tage_bits;
     g->toff16[i - 1] = (uint16_t)g->toff[i - 1];

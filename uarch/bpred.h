@@ -109,9 +109,10 @@ typedef struct bp_hist {
   uint32_t ptr;             /* ring index of the newest bit */
   uint32_t phist;           /* path history */
   uint64_t g64;             /* newest 64 bits, bit 0 newest */
-  uint16_t fold[BP_NFOLD];  /* folded histories (layout: BP_FOLD_*); 16-bit lanes: every fold is
-                               at most 16 bits wide (tage_bits, tage_tag_bits <= 16), so eight
-                               tables update and index in one SSE2 vector */
+  _Alignas(16) uint16_t fold[BP_NFOLD]; /* folded histories (layout: BP_FOLD_*); 16-bit lanes:
+                               every fold is at most 16 bits wide (tage_bits, tage_tag_bits <= 16),
+                               so eight tables update and index in one SSE2 vector (aligned: the
+                               vector instructions take the loads as operands) */
 } bp_hist;
 
 /* Geometry derived from a configuration: history length and width of every folded register. */
@@ -134,7 +135,7 @@ typedef struct bp_geom {
   uint16_t outm16[BP_NFOLD];        /* outm */
   uint16_t cmask16[BP_NFOLD];       /* cmask */
   uint16_t pcm16[BP_TAGE_MAX];      /* 1 << (16 - ishift): pc >> ishift as 16-bit multiplies */
-  uint16_t pmask16[BP_TAGE_MAX];    /* pmask */
+  uint16_t pmask16[BP_TAGE_MAX];    /* pmask, without the bits pmul16 shifts out of the index */
   uint16_t pmul16[BP_TAGE_MAX];     /* 1 << (table mod 4): the path term's shift */
   uint16_t imask16[8], tmask16[8];  /* TAGE: index and tag masks in every lane */
   uint32_t toff[BP_TAGE_MAX];       /* TAGE: first entry of the lane's table over all tables
@@ -164,6 +165,36 @@ typedef struct bp_geom {
 #define BP_K12_BITS 11u
 #define BP_K12_TAG_BITS 12u
 static const uint16_t bp_k12_hlen[12] = {4, 6, 10, 16, 25, 40, 64, 101, 160, 254, 403, 640};
+/* bp_geom's lane vectors of that geometry, as constants (aligned: the vector instructions take
+ * them as memory operands, where bp_geom's need a load each); test_bpred checks them against
+ * bp_geom_init. Per table i (1..12) of history length L: the leaving bit folds in at L % clen. */
+#define BP_K12_L4(f, a, b, c, d) f(a), f(b), f(c), f(d)
+#define BP_K12_LANES(f) BP_K12_L4(f, 4, 6, 10, 16), BP_K12_L4(f, 25, 40, 64, 101), BP_K12_L4(f, 160, 254, 403, 640)
+#define BP_K12_OI(L) (uint16_t)(1u << ((L) % BP_K12_BITS))
+#define BP_K12_OT(L) (uint16_t)(1u << ((L) % BP_K12_TAG_BITS))
+#define BP_K12_PM(L, s) (uint16_t)(((L) >= 16 ? 0xffffu : (1u << (L)) - 1) & (0x7ffu >> (s)))
+#define BP_K12_IM 0x7ff
+#define BP_K12_TM 0xfff
+static _Alignas(16) const uint16_t bp_k12_outm16[2 * BP_TAGE_MAX] = {BP_K12_LANES(BP_K12_OI), 0, 0, 0, 0,
+                                                                       BP_K12_LANES(BP_K12_OT)};
+static _Alignas(16) const uint16_t bp_k12_cmask16[2 * BP_TAGE_MAX] = {
+    BP_K12_IM, BP_K12_IM, BP_K12_IM, BP_K12_IM, BP_K12_IM, BP_K12_IM, BP_K12_IM, BP_K12_IM,
+    BP_K12_IM, BP_K12_IM, BP_K12_IM, BP_K12_IM, 0,         0,         0,         0,
+    BP_K12_TM, BP_K12_TM, BP_K12_TM, BP_K12_TM, BP_K12_TM, BP_K12_TM, BP_K12_TM, BP_K12_TM,
+    BP_K12_TM, BP_K12_TM, BP_K12_TM, BP_K12_TM, 0,         0,         0,         0};
+static _Alignas(16) const uint16_t bp_k12_pmask16[BP_TAGE_MAX] = {
+    BP_K12_PM(4, 1),   BP_K12_PM(6, 2),   BP_K12_PM(10, 3),  BP_K12_PM(16, 0),  BP_K12_PM(25, 1),  BP_K12_PM(40, 2),
+    BP_K12_PM(64, 3),  BP_K12_PM(101, 0), BP_K12_PM(160, 1), BP_K12_PM(254, 2), BP_K12_PM(403, 3), BP_K12_PM(640, 0),
+    0,                 0,                 0,                 0};
+static _Alignas(16) const uint16_t bp_k12_pmul16[BP_TAGE_MAX] = {2, 4, 8, 1, 2, 4, 8, 1, 2, 4, 8, 1, 0, 0, 0, 0};
+static _Alignas(16) const uint16_t bp_k12_toff16[BP_TAGE_MAX] = {
+    0 << 11, 1 << 11, 2 << 11, 3 << 11, 4 << 11, 5 << 11, 6 << 11, 7 << 11, 8 << 11, 9 << 11, 10 << 11, 11 << 11, 0, 0, 0, 0};
+/* pk_*: tables 9..12's index (lanes 0..3) and tag (4..7) folds; 1 << (17 - clen) */
+static _Alignas(16) const uint16_t bp_k12_pk_outm[8] = {BP_K12_OI(160), BP_K12_OI(254), BP_K12_OI(403), BP_K12_OI(640),
+                                                       BP_K12_OT(160), BP_K12_OT(254), BP_K12_OT(403), BP_K12_OT(640)};
+static _Alignas(16) const uint16_t bp_k12_pk_cmask[8] = {BP_K12_IM, BP_K12_IM, BP_K12_IM, BP_K12_IM,
+                                                        BP_K12_TM, BP_K12_TM, BP_K12_TM, BP_K12_TM};
+static _Alignas(16) const uint16_t bp_k12_pk_ov[8] = {1 << 6, 1 << 6, 1 << 6, 1 << 6, 1 << 5, 1 << 5, 1 << 5, 1 << 5};
 
 void bp_geom_init(bp_geom *g, const bp_config *c);
 /* Reset h and ring (BP_RING_BYTES bytes: BP_RING bits, one per byte, stored twice). */
@@ -177,6 +208,14 @@ static inline bp_v8 bp_v8_load(const uint16_t *p) {
   return v;
 }
 static inline void bp_v8_store(uint16_t *p, bp_v8 v) { memcpy(p, &v, sizeof v); }
+/* An aligned load (16 bytes at p, p 16-aligned): the vector instructions take it as an operand. */
+typedef uint16_t bp_v8a __attribute__((vector_size(16), may_alias));
+static inline bp_v8 bp_v8_lda(const uint16_t *p) { return (bp_v8) * (const bp_v8a *)p; }
+/* The lanes from l of a geometry vector: the k12 constant k, or bp_geom's g. */
+static inline __attribute__((always_inline)) bp_v8 bp_v8_geo(const uint16_t *k, const uint16_t *g, uint32_t l,
+                                                             const bool k12) {
+  return k12 ? bp_v8_lda(k + l) : bp_v8_load(g + l);
+}
 
 /* (internal to bp_hist_push) The leaving bits of lanes l .. l + 3 (l .. l + 7 with upper), 0 or
  * 1 per lane; r[-L] is the bit pushed L pushes before the newest (r[0]). With SSE2 each lane is
@@ -229,17 +268,17 @@ static inline __attribute__((always_inline)) void
 bp_hist_fold8(const bp_geom *g, bp_hist *h, const uint8_t *r, uint32_t l, bp_v8 vb, bool upper, bool same2,
               const bool k12) {
   bp_v8 out = -bp_hist_leave8(g, r, l, upper, k12); /* all ones where the leaving bit is set */
-  bp_v8 f0 = bp_v8_load(&h->fold[BP_FOLD_IDX + l]), f1 = bp_v8_load(&h->fold[BP_FOLD_TAG0 + l]);
+  bp_v8 f0 = bp_v8_lda(&h->fold[BP_FOLD_IDX + l]), f1 = bp_v8_lda(&h->fold[BP_FOLD_TAG0 + l]);
   const uint32_t sh0 = k12 ? BP_K12_BITS - 1 : g->fsh[0], sh1 = k12 ? BP_K12_TAG_BITS - 1 : g->fsh[1];
-  f0 = ((f0 << 1) | vb) ^ (bp_v8_load(&g->outm16[BP_FOLD_IDX + l]) & out) ^ (f0 >> sh0);
-  f1 = ((f1 << 1) | vb) ^ (bp_v8_load(&g->outm16[BP_FOLD_TAG0 + l]) & out) ^ (f1 >> sh1);
-  f0 &= bp_v8_load(&g->cmask16[BP_FOLD_IDX + l]);
+  f0 = ((f0 << 1) | vb) ^ (bp_v8_geo(bp_k12_outm16, g->outm16, BP_FOLD_IDX + l, k12) & out) ^ (f0 >> sh0);
+  f1 = ((f1 << 1) | vb) ^ (bp_v8_geo(bp_k12_outm16, g->outm16, BP_FOLD_TAG0 + l, k12) & out) ^ (f1 >> sh1);
+  f0 &= bp_v8_geo(bp_k12_cmask16, g->cmask16, BP_FOLD_IDX + l, k12);
   bp_v8_store(&h->fold[BP_FOLD_IDX + l], f0);
-  bp_v8_store(&h->fold[BP_FOLD_TAG0 + l], f1 & bp_v8_load(&g->cmask16[BP_FOLD_TAG0 + l]));
+  bp_v8_store(&h->fold[BP_FOLD_TAG0 + l], f1 & bp_v8_geo(bp_k12_cmask16, g->cmask16, BP_FOLD_TAG0 + l, k12));
   if (same2) {
     bp_v8_store(&h->fold[BP_FOLD_TAG1 + l], f0);
   } else {
-    bp_v8 f2 = bp_v8_load(&h->fold[BP_FOLD_TAG1 + l]);
+    bp_v8 f2 = bp_v8_lda(&h->fold[BP_FOLD_TAG1 + l]);
     f2 = ((f2 << 1) | vb) ^ (bp_v8_load(&g->outm16[BP_FOLD_TAG1 + l]) & out) ^ (f2 >> g->fsh[2]);
     bp_v8_store(&h->fold[BP_FOLD_TAG1 + l], f2 & bp_v8_load(&g->cmask16[BP_FOLD_TAG1 + l]));
   }
@@ -257,8 +296,9 @@ bp_hist_fold4x2(const bp_geom *g, bp_hist *h, const uint8_t *r, bp_v8 vb, const 
   const __m128i lo = _mm_loadl_epi64((const __m128i *)&h->fold[BP_FOLD_IDX + 8]);
   const __m128i hi = _mm_loadl_epi64((const __m128i *)&h->fold[BP_FOLD_TAG0 + 8]);
   bp_v8 f = (bp_v8)_mm_unpacklo_epi64(lo, hi);
-  const bp_v8 ov = (bp_v8)_mm_mulhi_epu16((__m128i)f, (__m128i)bp_v8_load(g->pk_ov));
-  f = (((f << 1) | vb) ^ (bp_v8_load(g->pk_outm) & out) ^ ov) & bp_v8_load(g->pk_cmask);
+  const bp_v8 ov = (bp_v8)_mm_mulhi_epu16((__m128i)f, (__m128i)bp_v8_geo(bp_k12_pk_ov, g->pk_ov, 0, k12));
+  f = (((f << 1) | vb) ^ (bp_v8_geo(bp_k12_pk_outm, g->pk_outm, 0, k12) & out) ^ ov) &
+      bp_v8_geo(bp_k12_pk_cmask, g->pk_cmask, 0, k12);
   _mm_storel_epi64((__m128i *)&h->fold[BP_FOLD_IDX + 8], (__m128i)f);
   _mm_storel_epi64((__m128i *)&h->fold[BP_FOLD_TAG1 + 8], (__m128i)f);
   _mm_storel_epi64((__m128i *)&h->fold[BP_FOLD_TAG0 + 8], _mm_unpackhi_epi64((__m128i)f, (__m128i)f));

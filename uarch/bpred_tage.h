@@ -79,7 +79,10 @@ static inline tage_v8 tage_v8_dup(uint32_t x) {
     tv = _mm_insert_epi16(tv, tables[_mm_extract_epi16((ev), (q) + 3)].tag, (q) + 3);            \
   } while (0)
 
-/* (k12: g->k12, n 12, as constants) */
+/* (k12: g->k12, n 12, as constants) (GCC cannot see that the prediction wrote tag[9..16] where
+ * nq > 2: nvec is 2 whenever the tables are more than eight) */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 static inline __attribute__((always_inline)) uint32_t tage_hits_k(const tage_entry *tables, const bp_geom *g,
                                                                   uint32_t n, const uint16_t *idx,
                                                                   const uint16_t *tag, const bool k12) {
@@ -89,13 +92,13 @@ static inline __attribute__((always_inline)) uint32_t tage_hits_k(const tage_ent
   __m128i i0 = _mm_loadu_si128((const __m128i *)&idx[1]);
   __m128i t0 = z, t1 = z, e0, e1 = z;
   if (k12 || g->ent16) {
-    const __m128i v0 = _mm_add_epi16(i0, _mm_loadu_si128((const __m128i *)&g->toff16[0]));
+    const __m128i v0 = _mm_add_epi16(i0, (__m128i)bp_v8_geo(bp_k12_toff16, g->toff16, 0, k12));
     TAGE_GATHER4_16(t0, 0, v0);
     if (nq > 1) TAGE_GATHER4_16(t0, 4, v0);
     e0 = _mm_cmpeq_epi16(t0, _mm_loadu_si128((const __m128i *)&tag[1]));
     if (nq > 2) {
       const __m128i v1 = _mm_add_epi16(_mm_loadu_si128((const __m128i *)&idx[9]),
-                                       _mm_loadu_si128((const __m128i *)&g->toff16[8]));
+                                       (__m128i)bp_v8_geo(bp_k12_toff16, g->toff16, 8, k12));
       TAGE_GATHER4_16(t1, 0, v1);
       if (nq > 3) TAGE_GATHER4_16(t1, 4, v1);
       e1 = _mm_cmpeq_epi16(t1, _mm_loadu_si128((const __m128i *)&tag[9]));
@@ -115,6 +118,7 @@ static inline __attribute__((always_inline)) uint32_t tage_hits_k(const tage_ent
   uint32_t eq = (uint32_t)_mm_movemask_epi8(_mm_packs_epi16(e0, e1)); /* bit l: lane l */
   return (eq << 1) & ((2u << n) - 2);
 }
+#pragma GCC diagnostic pop
 #else
 static inline __attribute__((always_inline)) uint32_t tage_hits_k(const tage_entry *tables, const bp_geom *g,
                                                                   uint32_t n, const uint16_t *idx,
@@ -158,7 +162,8 @@ static inline __attribute__((always_inline)) bool bp_tage_choose(const void *st,
  * loop that predicts the same PCs again and again (the model's wrong-path fetch blocks) keeps
  * them with the PC and predicts with bp_tage_predict_pc. */
 typedef struct bp_tage_pc {
-  uint16_t pch[BP_TAGE_MAX]; /* lane l: (pc ^ (pc >> ishift)) of table l + 1, low 16 bits */
+  _Alignas(16) uint16_t pch[BP_TAGE_MAX]; /* lane l: (pc ^ (pc >> ishift)) of table l + 1, low 16
+                                             bits (aligned: operands of the vector instructions) */
   uint16_t tpc;              /* the tag's PC term, low 16 bits */
   uint16_t idx0;             /* the base table's index */
 } bp_tage_pc;
@@ -166,7 +171,7 @@ typedef struct bp_tage_pc {
 static inline __attribute__((always_inline)) void bp_tage_pc_init(const bp_geom *g, uint64_t pc, bp_tage_pc *p) {
   p->idx0 = (uint16_t)((pc ^ (pc >> g->bim_shift)) & g->bim_mask); /* tage_base_index */
   const uint32_t pcl = (uint32_t)pc ^ (uint32_t)(pc >> 32);
-  p->tpc = (uint16_t)(pcl ^ (pcl >> 11));
+  p->tpc = (uint16_t)(pcl ^ (pcl >> 11)) & g->tmask16[0]; /* (masked here: the tag is not) */
   /* The low 16 bits of pc >> s (1 <= s <= 15) are (lo >> s) | (hi << (16 - s)): the high half
    * of lo * 2^(16-s) and the low half of hi * 2^(16-s), one multiply each for all lanes. */
   const tage_v8 lo = tage_v8_dup(pcl), hi = tage_v8_dup(pcl >> 16);
@@ -178,7 +183,7 @@ static inline __attribute__((always_inline)) void bp_tage_pc_init(const bp_geom 
     tage_v8 lo_s;
     for (int k = 0; k < 8; k++) lo_s[k] = (uint16_t)(((uint32_t)lo[k] * pm[k]) >> 16);
 #endif
-    const tage_v8 pch = lo ^ lo_s ^ (hi * pm);
+    const tage_v8 pch = (lo ^ lo_s ^ (hi * pm)) & tage_v8_ld(g->imask16); /* (as tpc) */
     memcpy(&p->pch[l], &pch, sizeof pch);
   }
 }
@@ -199,13 +204,16 @@ static inline __attribute__((always_inline)) bool bp_tage_predict_pc_k(const voi
   const tage_entry *tables = (const tage_entry *)((const char *)st + g->tage_tab);
   m->idx[0] = p->idx0;
   const tage_v8 vph = tage_v8_dup(h->phist);
-  const tage_v8 vtpc = tage_v8_dup(p->tpc), vm = tage_v8_ld(g->imask16), vtm = tage_v8_ld(g->tmask16);
+  const tage_v8 vtpc = tage_v8_dup(p->tpc);
+  /* Every term is below its mask already, so the sums are: the PC terms are masked (pc_init),
+   * the folds are as wide as the index (tag: tage_tag_bits and one bit less, shifted), and the
+   * path mask keeps the bits the shift leaves inside the index (pmask16). */
   for (uint32_t v = 0; v < nvec; v++) {
     const uint32_t l = 8 * v;
-    const tage_v8 pch = tage_v8_ld(&p->pch[l]);
-    const tage_v8 path = (vph & tage_v8_ld(&g->pmask16[l])) * tage_v8_ld(&g->pmul16[l]);
-    const tage_v8 vi = (pch ^ tage_v8_ld(&h->fold[BP_FOLD_IDX + l]) ^ path) & vm;
-    const tage_v8 vt = (vtpc ^ tage_v8_ld(&h->fold[BP_FOLD_TAG0 + l]) ^ (tage_v8_ld(&h->fold[BP_FOLD_TAG1 + l]) << 1)) & vtm;
+    const tage_v8 pch = bp_v8_lda(&p->pch[l]);
+    const tage_v8 path = (vph & bp_v8_geo(bp_k12_pmask16, g->pmask16, l, k12)) * bp_v8_geo(bp_k12_pmul16, g->pmul16, l, k12);
+    const tage_v8 vi = pch ^ bp_v8_lda(&h->fold[BP_FOLD_IDX + l]) ^ path;
+    const tage_v8 vt = vtpc ^ bp_v8_lda(&h->fold[BP_FOLD_TAG0 + l]) ^ (bp_v8_lda(&h->fold[BP_FOLD_TAG1 + l]) << 1);
     memcpy(&m->idx[1 + l], &vi, sizeof vi);
     memcpy(&m->tag[1 + l], &vt, sizeof vt);
   }

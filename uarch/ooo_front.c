@@ -571,6 +571,8 @@ enum { FB_NONE = 0, FB_TAGE_COND, FB_TAGE_COND12, FB_OTHER };
 typedef struct oo_fblk {
   uint64_t key;                 /* start PC + 1 (0: empty) */
   const ooo_tmpl *last;         /* template of the last instruction */
+  bp_tage_pc tp;                /* a branch at the end, under TAGE: its prediction's PC terms
+                                   (here: 16-aligned) */
   uint32_t tid[OO_FB_MAX];      /* fetch-queue template id per instruction (sid or OOO_TID_PC) */
   uint8_t off[OO_FB_MAX + 1];   /* byte offset of each instruction from the start; off[n]: bytes */
   uint8_t nmem[OO_FB_MAX];      /* default accesses (template n_mem_def) */
@@ -578,8 +580,7 @@ typedef struct oo_fblk {
   uint8_t br;                   /* the last instruction is a branch: FB_* */
   uint8_t lchg;                 /* bit i: instruction i starts in another line than i - 1 */
   uint32_t btb_set, btb_tag;    /* a branch at the end: its BTB set and tag (bp_btb_where) */
-  bp_tage_pc tp;                /* a branch at the end, under TAGE: its prediction's PC terms */
-  uint8_t pad[16];              /* (to a power of two: a block's address is a shift) */
+  uint8_t pad[4];               /* (to a power of two: a block's address is a shift) */
 } oo_fblk;
 _Static_assert(sizeof(void *) != 8 || sizeof(oo_fblk) == 128, "oo_fblk: 128 bytes (64-bit hosts)");
 
