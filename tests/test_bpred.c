@@ -433,7 +433,8 @@ static void test_tage_hits(void **state) {
   }
 }
 
-/* The BTB lookup from a set and tag kept with the PC (bp_btb_where + bp_btb_lookup_at) is
+/* The BTB lookup from a set and tag kept with the PC (bp_btb_where + bp_btb_lookup_at), and
+ * with a way hint (bp_btb_lookup_hint: the hint kept per PC, sometimes set to any way), is
  * bp_btb_lookup_inl's: the same hits and targets, and the same state after (LRU stamps, clock,
  * the set count filled in at the first access). */
 static void test_btb_where(void **state) {
@@ -446,30 +447,44 @@ static void test_btb_where(void **state) {
     c.btb_entries = cfg == 0 ? c.btb_entries : 16u << cfg;
     c.btb_ways = cfg == 3 ? 2 : 4; /* (2: the scalar search) */
     const size_t nb = bp_btb_bytes(&c);
-    uint8_t *a = xcalloc(1, nb), *b = xcalloc(1, nb);
+    uint8_t *a = xcalloc(1, nb), *b = xcalloc(1, nb), *d = xcalloc(1, nb);
     uint64_t pcs[200];
-    for (int i = 0; i < 200; i++) pcs[i] = 0x400000 + 2 * rng_below(&r, 1u << 16);
+    uint32_t ent[200]; /* d: bp_btb_lookup_hint, a hint per PC (sometimes any way of its set) */
+    for (int i = 0; i < 200; i++) {
+      pcs[i] = 0x400000 + 2 * rng_below(&r, 1u << 16);
+      uint32_t set, tag;
+      bp_btb_where(&c, pcs[i], &set, &tag);
+      ent[i] = set * c.btb_ways;
+    }
     uint32_t hits = 0;
     for (int i = 0; i < 20000; i++) {
-      const uint64_t pc = pcs[rng_below(&r, 200)];
+      const uint32_t j = (uint32_t)rng_below(&r, 200);
+      const uint64_t pc = pcs[j];
       if (rng_below(&r, 4) == 0) {
         const uint64_t to = rng_next(&r);
         bp_btb_update(a, &c, pc, to);
         bp_btb_update(b, &c, pc, to);
+        bp_btb_update(d, &c, pc, to);
         continue;
       }
-      uint64_t ta = 1, tb = 2;
+      uint64_t ta = 1, tb = 2, td = 3;
       uint32_t set, tag;
       bp_btb_where(&c, pc, &set, &tag);
+      if (rng_below(&r, 8) == 0) ent[j] = set * c.btb_ways + (uint32_t)rng_below(&r, c.btb_ways);
       const bool ha = bp_btb_lookup_inl(a, &c, pc, &ta), hb = bp_btb_lookup_at(b, &c, set, tag, &tb);
+      const bool hd = bp_btb_lookup_hint(d, &c, set, tag, &ent[j], &td);
       assert_int_equal(ha, hb);
+      assert_int_equal(ha, hd);
       if (ha) assert_int_equal(ta, tb);
+      if (ha) assert_int_equal(ta, td);
       hits += ha;
     }
     assert_memory_equal(a, b, nb);
+    assert_memory_equal(a, d, nb);
     assert_true(hits > 1000);
     free(a);
     free(b);
+    free(d);
   }
 }
 

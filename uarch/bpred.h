@@ -456,6 +456,27 @@ static inline bool bp_btb_lookup_at(void *st, const bp_config *c, uint32_t set, 
   bp_btb_entry *e = (bp_btb_entry *)((char *)st + sizeof(bp_btb_hdr) + 8) + (size_t)set * c->btb_ways;
   return bp_btb_search(h, e, c->btb_ways, tag, target);
 }
+/* bp_btb_lookup_at with a hint: entry *ent (set * ways + way: where the caller found the tag
+ * last; any entry of the set) is checked first; on a hit found by the search, *ent becomes its
+ * entry. A set holds a tag at most once, so the result and the LRU update are the search's. (A
+ * tag is in the set only after bp_btb_update, which sets h->sets: a hinted hit needs no check of
+ * it.) */
+static inline bool bp_btb_lookup_hint(void *st, const bp_config *c, uint32_t set, uint32_t tag, uint32_t *ent,
+                                      uint64_t *target) {
+  bp_btb_hdr *h = st;
+  bp_btb_entry *e = (bp_btb_entry *)((char *)st + sizeof(bp_btb_hdr) + 8);
+  bp_btb_entry *f = &e[*ent];
+  if (__builtin_expect(f->tag == tag, 1)) {
+    f->stamp = ++h->clock;
+    *target = f->target;
+    return true;
+  }
+  if (!bp_btb_lookup_at(st, c, set, tag, target)) return false;
+  const uint32_t e0 = set * c->btb_ways;
+  for (uint32_t w = 0; w < c->btb_ways; w++)
+    if (e[e0 + w].tag == tag) *ent = e0 + w;
+  return true;
+}
 /* Insert or update pc -> target. */
 void bp_btb_update(void *st, const bp_config *c, uint64_t pc, uint64_t target);
 

@@ -580,7 +580,9 @@ typedef struct oo_fblk {
   uint8_t br;                   /* the last instruction is a branch: FB_* */
   uint8_t lchg;                 /* bit i: instruction i starts in another line than i - 1 */
   uint32_t btb_set, btb_tag;    /* a branch at the end: its BTB set and tag (bp_btb_where) */
-  uint8_t pad[4];               /* (to a power of two: a block's address is a shift) */
+  uint32_t btb_ent;             /* the BTB entry (set * ways + way) its tag was found in last: a
+                                   hint (bp_btb_lookup_hint); the block is 128 bytes (a power of
+                                   two: its address is a shift) */
 } oo_fblk;
 _Static_assert(sizeof(void *) != 8 || sizeof(oo_fblk) == 128, "oo_fblk: 128 bytes (64-bit hosts)");
 
@@ -611,12 +613,13 @@ static __attribute__((noinline)) void fblk_build(ooo_model *restrict m, oo_fblk 
     if (m->bp == &bp_tage_ops) bp_tage_pc_init(&m->geom, bpc, &b->tp);
   }
   b->lchg = (uint8_t)lchg;
+  b->btb_ent = b->btb_set * m->cfg.bp.btb_ways; /* (any way of the set) */
   b->last = last;
   b->key = pc + 1;
 }
 
-static inline const oo_fblk *fblk_at(ooo_model *restrict m, uint64_t pc) {
-  if (__builtin_expect(!m->fblk, 0)) m->fblk = xcalloc(OO_FB_N, sizeof(oo_fblk));
+/* (m->fblk allocated: fetch_wrong does it before its loop) */
+static inline oo_fblk *fblk_at(ooo_model *restrict m, uint64_t pc) {
   oo_fblk *b = &m->fblk[oo_tc_slot(pc) & (OO_FB_N - 1)];
   if (__builtin_expect(b->key != pc + 1, 0)) fblk_build(m, b, pc);
   return b;
@@ -653,23 +656,21 @@ fblk_entry(ooo_state *st, ooo_fq *restrict q, const oo_fblk *restrict b, uint32_
  * wrong-path branches), the same steps in the same order without its dispatch, with the block's
  * PC terms of the prediction and BTB set and tag; k12: m->geom.k12. */
 static inline __attribute__((always_inline)) void fblk_tage(ooo_model *restrict m, ooo_state *st,
-                                                           uint64_t now, const oo_fblk *b, ooo_fq *q,
+                                                           uint64_t now, oo_fblk *b, ooo_fq *q,
                                                            uint64_t pc, uint32_t *taken, uint64_t *next,
                                                            bool *stop, const bool k12) {
   const ooo_fe_config *fc = &m->cfg.fe;
   const ooo_tmpl *t = b->last;
   bp_meta meta;
   const bool pt = bp_tage_predict_pc_k(m->bp_state, &m->geom, &st->hist, &b->tp, &meta, k12);
-  bool btb_hit = true;
+  /* (the BTB lookup after the push, one test of pt: the two change different state) */
+  bp_hist_push_k(&m->geom, &st->hist, m->hist_ring, pc, pt, k12);
   if (pt) {
     uint64_t tmp;
     *next = t->target;
-    btb_hit = bp_btb_lookup_at(m->btb, &m->cfg.bp, b->btb_set, b->btb_tag, &tmp);
-  }
-  bp_hist_push_k(&m->geom, &st->hist, m->hist_ring, pc, pt, k12);
-  if (pt) {
     q->flags |= FQ_TAKEN;
-    if (!btb_hit) { /* the decoder finds the taken direct branch: insert it, bubble */
+    if (!bp_btb_lookup_hint(m->btb, &m->cfg.bp, b->btb_set, b->btb_tag, &b->btb_ent, &tmp)) {
+      /* the decoder finds the taken direct branch: insert it, bubble */
       bp_btb_update(m->btb, &m->cfg.bp, pc, t->target);
       st->fetch_resume = now + fc->btb_miss_penalty;
       st->fe_rid = OOO_RID_BPRED;
@@ -682,7 +683,7 @@ static inline __attribute__((always_inline)) void fblk_tage(ooo_model *restrict 
 /* (fetch_wrong) The branch that ends block b, at pc (its fetch-queue entry q): *next (the
  * fall-through on entry), *taken and *stop as fetch_branch sets them. */
 static inline __attribute__((always_inline)) void
-fblk_branch(ooo_model *restrict m, ooo_state *st, uint64_t now, const oo_fblk *b, ooo_fq *q, uint64_t pc,
+fblk_branch(ooo_model *restrict m, ooo_state *st, uint64_t now, oo_fblk *b, ooo_fq *q, uint64_t pc,
             bool perfect, uint32_t *taken, uint64_t *next, bool *stop) {
   if (b->br == FB_TAGE_COND12) fblk_tage(m, st, now, b, q, pc, taken, next, stop, true);
   else if (b->br == FB_TAGE_COND) fblk_tage(m, st, now, b, q, pc, taken, next, stop, false);
@@ -721,13 +722,14 @@ static inline __attribute__((always_inline)) void fetch_wrong(ooo_model *restric
   const uint64_t fid0 = fid, since0 = st->wp_since;
   /* (without bindings, m->binds, nothing reads the front-end binding: fe_by, fe_rid) */
   const uint64_t fq_lim = st->fq_head + fc->fetch_queue; /* (rename does not run during fetch) */
+  if (__builtin_expect(!m->fblk, 0)) m->fblk = xcalloc(OO_FB_N, sizeof(oo_fblk));
   bool stop = false;
   while (!stop && n < fc->fetch_width) {
     if (tail >= fq_lim) {
       st->fe_block = 1;
       break;
     }
-    const oo_fblk *b = fblk_at(m, pc);
+    oo_fblk *b = fblk_at(m, pc);
     if (!b->n) { /* no code here: the wrong path ends until the redirect */
       st->fstall = FS_MISPRED;
       break;
