@@ -562,7 +562,7 @@ static void fetch_wrong_each(ooo_model *restrict m, uint64_t now, uint32_t n, ui
  * lifetime, not state. The wrong path spends most of its per-instruction work finding
  * templates, byte counts and lines, and per branch computing what its prediction and BTB
  * lookup derive from the PC (some 25 and 15 host instructions); a block has them at hand. */
-#define OO_FB_MAX 8u   /* instructions per block */
+#define OO_FB_MAX 8u   /* instructions per block (fetch_wrong's unrolled entries: at most 8) */
 #define OO_FB_N 1024u  /* cached blocks (direct-mapped by start PC) */
 /* oo_fblk.br: the branch at the end (the configuration fixes which way fetch_wrong predicts it:
  * TAGE inline, with golden_cove's geometry as constants (FB_TAGE_COND12: bp_geom.k12), or
@@ -746,18 +746,43 @@ static inline __attribute__((always_inline)) void fetch_wrong(ooo_model *restric
       /* bit i: instruction i starts a line run (lchg) or is past the block (nb) */
       const uint32_t run_end = (uint32_t)bb->lchg | 1u << nb;
       uint32_t i = 0;
-      for (;;) {
-        const uint64_t ipc = pc0 + bb->off[i];
-        if ((ipc >> m->line_shift) != st->ic_line) {
+      if (!bb->lchg) {
+        /* one line (almost every block): its check, then the entries unrolled by count, without
+         * loop control per entry */
+        if ((pc0 >> m->line_shift) == st->ic_line) i = nb;
+        else {
           st->wp_count = fid ^ OOO_FID_WRONG;
-          if (!fetch_line(m, st, now, ipc, fid, tail + i)) break;
+          if (fetch_line(m, st, now, pc0, fid, tail)) i = nb;
         }
-        ooo_fq *restrict qi = &q[i];
-        do { /* (a loop of unknown count: GCC does not version it for aliasing) */
-          fblk_entry(st, qi++, bb, i, fid + i, pc0 + bb->off[i], avail, bck_at, false, m->last_addr);
-          i++;
-        } while (!(run_end >> i & 1));
-        if (i == nb) break;
+        if (i) {
+#define FB_ENTRY(k) fblk_entry(st, &q[k], bb, k, fid + k, pc0 + bb->off[k], avail, bck_at, false, m->last_addr)
+          switch (nb) { /* (1 <= nb <= OO_FB_MAX) */
+          case 8: FB_ENTRY(7); __attribute__((fallthrough));
+          case 7: FB_ENTRY(6); __attribute__((fallthrough));
+          case 6: FB_ENTRY(5); __attribute__((fallthrough));
+          case 5: FB_ENTRY(4); __attribute__((fallthrough));
+          case 4: FB_ENTRY(3); __attribute__((fallthrough));
+          case 3: FB_ENTRY(2); __attribute__((fallthrough));
+          case 2: FB_ENTRY(1); __attribute__((fallthrough));
+          case 1: FB_ENTRY(0); break;
+          default: __builtin_unreachable();
+          }
+#undef FB_ENTRY
+        }
+      } else {
+        for (;;) {
+          const uint64_t ipc = pc0 + bb->off[i];
+          if ((ipc >> m->line_shift) != st->ic_line) {
+            st->wp_count = fid ^ OOO_FID_WRONG;
+            if (!fetch_line(m, st, now, ipc, fid, tail + i)) break;
+          }
+          ooo_fq *restrict qi = &q[i];
+          do { /* (a loop of unknown count: GCC does not version it for aliasing) */
+            fblk_entry(st, qi++, bb, i, fid + i, pc0 + bb->off[i], avail, bck_at, false, m->last_addr);
+            i++;
+          } while (!(run_end >> i & 1));
+          if (i == nb) break;
+        }
       }
       n += i;
       bytes += b->off[i];
@@ -925,14 +950,18 @@ static inline __attribute__((always_inline)) bool fetch_correct(ooo_model *restr
 }
 
 /* oo_fetch once fetch can go: the loops, out of line (their set-up and saved registers are paid
- * only when they run). */
-static __attribute__((noinline)) void fetch_run(ooo_model *restrict m, uint64_t now) {
-  ooo_state *st = m->st;
-  uint32_t n = 0, bytes = 0, taken = 0;
-  uint64_t tail = st->fq_tail;
-  /* one copy of the wrong-path loop (inline) for both ways into it */
-  if (!st->wrong && !fetch_correct(m, now, &n, &bytes, &taken, &tail)) return;
+ * only when they run), each in its own function (the register allocation of one does not bend
+ * to the other's): the wrong path from the start of the cycle or after a misprediction on the
+ * correct path (its one copy, inline), the correct path. */
+static __attribute__((noinline)) void fetch_run_wrong(ooo_model *restrict m, uint64_t now, uint32_t n, uint32_t bytes,
+                                                      uint32_t taken, uint64_t tail) {
   fetch_wrong(m, now, n, bytes, taken, tail);
+}
+
+static __attribute__((noinline)) void fetch_run(ooo_model *restrict m, uint64_t now) {
+  uint32_t n = 0, bytes = 0, taken = 0;
+  uint64_t tail = m->st->fq_tail;
+  if (fetch_correct(m, now, &n, &bytes, &taken, &tail)) fetch_run_wrong(m, now, n, bytes, taken, tail);
 }
 
 void oo_fetch(ooo_model *restrict m, uint64_t now) {
@@ -946,5 +975,6 @@ void oo_fetch(ooo_model *restrict m, uint64_t now) {
     st->fe_block = 1;
     return;
   }
-  fetch_run(m, now);
+  if (st->wrong) fetch_run_wrong(m, now, 0, 0, 0, st->fq_tail);
+  else fetch_run(m, now);
 }
