@@ -172,7 +172,7 @@ static const uint16_t bp_k12_hlen[12] = {4, 6, 10, 16, 25, 40, 64, 101, 160, 254
 #define BP_K12_LANES(f) BP_K12_L4(f, 4, 6, 10, 16), BP_K12_L4(f, 25, 40, 64, 101), BP_K12_L4(f, 160, 254, 403, 640)
 #define BP_K12_OI(L) (uint16_t)(1u << ((L) % BP_K12_BITS))
 #define BP_K12_OT(L) (uint16_t)(1u << ((L) % BP_K12_TAG_BITS))
-#define BP_K12_PM(L, s) (uint16_t)(((L) >= 16 ? 0xffffu : (1u << (L)) - 1) & (0x7ffu >> (s)))
+#define BP_K12_PM(L, s) (uint16_t)(((L) >= 16 ? 0xffffu : (1u << ((L) & 15)) - 1) & (0x7ffu >> (s)))
 #define BP_K12_IM 0x7ff
 #define BP_K12_TM 0xfff
 static _Alignas(16) const uint16_t bp_k12_outm16[2 * BP_TAGE_MAX] = {BP_K12_LANES(BP_K12_OI), 0, 0, 0, 0,

@@ -81,8 +81,10 @@ static inline tage_v8 tage_v8_dup(uint32_t x) {
 
 /* (k12: g->k12, n 12, as constants) (GCC cannot see that the prediction wrote tag[9..16] where
  * nq > 2: nvec is 2 whenever the tables are more than eight) */
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 static inline __attribute__((always_inline)) uint32_t tage_hits_k(const tage_entry *tables, const bp_geom *g,
                                                                   uint32_t n, const uint16_t *idx,
                                                                   const uint16_t *tag, const bool k12) {
@@ -118,7 +120,9 @@ static inline __attribute__((always_inline)) uint32_t tage_hits_k(const tage_ent
   uint32_t eq = (uint32_t)_mm_movemask_epi8(_mm_packs_epi16(e0, e1)); /* bit l: lane l */
   return (eq << 1) & ((2u << n) - 2);
 }
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 #else
 static inline __attribute__((always_inline)) uint32_t tage_hits_k(const tage_entry *tables, const bp_geom *g,
                                                                   uint32_t n, const uint16_t *idx,
