@@ -256,8 +256,8 @@ typedef struct ooo_model ooo_model;
 
 /* ooo_new flags. OOO_NO_PLAN_CACHE: rename computes every instruction's plan afresh instead of
  * reusing the last one made for its static instruction (same results, slower; for tests). */
-/* OOO_NO_SQ_BOUND: the store-queue search of every load starts at the tail instead of the
- * store filter's bound (same results; for tests). */
+/* OOO_NO_SQ_BOUND: the store-queue search of every load starts at the tail, without the store
+ * filter (its answer "no overlapping store" nor its bound; same results; for tests). */
 /* OOO_NO_LEAN: rename builds every instruction through its general path (no lean copies for
  * instructions of one computation micro-op, no prebuilt micro-op and ROB words, no shortcut for
  * a rename blocked in the last cycle, nor, without bindings, for one still blocked on the same

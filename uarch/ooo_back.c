@@ -126,8 +126,40 @@ static inline __attribute__((always_inline)) void wake(ooo_model *restrict m, ui
 /* Store filter over 8-byte granules of correct-path stores up to 64 bytes. */
 static inline uint32_t sf_hash(uint64_t g) { return (uint32_t)(g ^ (g >> 12) ^ (g >> 24)) & (OOO_SFILT - 1); }
 
-static void sfilt_add(ooo_model *restrict m, uint64_t addr, uint32_t size, int d) {
-  for (uint64_t g = addr >> 3; g <= (addr + size - 1) >> 3; g++) m->sfilt[sf_hash(g)] = (uint16_t)(m->sfilt[sf_hash(g)] + d);
+/* The granules first..last are an aligned quad (first a multiple of 4, last = first + 3: an
+ * aligned 32-byte access, a vector's): g + j (j < 4) differs from g in its two low bits only,
+ * which sf_hash passes through (its shifted terms are the same for the four), so
+ * sf_hash(g + j) == sf_hash(g) ^ j and their counters are the aligned group of four around
+ * sf_hash(g), one 8-byte word, and their scan bounds the group of four around it in sflast. */
+static inline bool sf_quad(uint64_t first, uint64_t last) { return !(first & 3) && last == first + 3; }
+
+/* Add d (+1 or -1) to each 16-bit lane of x without carries or borrows between lanes: the same
+ * wrap-around as four uint16 additions. */
+#define SF_LANE_TOP 0x8000800080008000ULL
+#define SF_LANE_ONE 0x0001000100010001ULL
+static inline uint64_t sf_lanes_add(uint64_t x, int d) {
+  if (d > 0) return ((x & ~SF_LANE_TOP) + SF_LANE_ONE) ^ (x & SF_LANE_TOP);
+  return ((x | SF_LANE_TOP) - SF_LANE_ONE) ^ (~x & SF_LANE_TOP);
+}
+
+/* The counters of an aligned quad of granules from g, as one word (see sf_quad). */
+static inline uint16_t *sf_quad_counters(ooo_model *restrict m, uint64_t g) {
+  return &m->sfilt[sf_hash(g) & ~3u];
+}
+
+static inline __attribute__((always_inline)) void sfilt_add(ooo_model *restrict m, uint64_t addr,
+                                                            uint32_t size, int d) {
+  const uint64_t first = addr >> 3, last = (addr + size - 1) >> 3;
+  if (sf_quad(first, last)) {
+    uint16_t *c = sf_quad_counters(m, first);
+    uint64_t x;
+    memcpy(&x, c, 8);
+    x = sf_lanes_add(x, d);
+    memcpy(c, &x, 8);
+    return;
+  }
+  for (uint64_t g = first; g <= last; g++)
+    m->sfilt[sf_hash(g)] = (uint16_t)(m->sfilt[sf_hash(g)] + d);
 }
 
 /* Scan bound of the store filter: sflast[sf_hash(g) & (OOO_SFLAST - 1)] is at least the SQ
@@ -138,15 +170,28 @@ static void sfilt_add(ooo_model *restrict m, uint64_t addr, uint32_t size, int d
  * from the tail passed all the stores of the deeper frames).
  * A store at SQ position pos enters the filter: its granules' counts and scan bounds, in one
  * pass. */
-static void sfilt_enter(ooo_model *restrict m, uint64_t addr, uint32_t size, uint64_t pos) {
-  for (uint64_t g = addr >> 3; g <= (addr + size - 1) >> 3; g++) {
+static inline __attribute__((always_inline)) void sfilt_enter(ooo_model *restrict m, uint64_t addr,
+                                                              uint32_t size, uint64_t pos) {
+  const uint64_t first = addr >> 3, last = (addr + size - 1) >> 3;
+  if (sf_quad(first, last)) {
+    _Static_assert(OOO_SFLAST % 4 == 0 && OOO_SFILT % 4 == 0, "store filter: groups of four");
+    uint16_t *c = sf_quad_counters(m, first);
+    uint64_t x;
+    memcpy(&x, c, 8);
+    x = sf_lanes_add(x, 1);
+    memcpy(c, &x, 8);
+    uint64_t *b = &m->sflast[sf_hash(first) & (OOO_SFLAST - 4)];
+    b[0] = b[1] = b[2] = b[3] = pos;
+    return;
+  }
+  for (uint64_t g = first; g <= last; g++) {
     uint32_t h = sf_hash(g);
     m->sfilt[h] = (uint16_t)(m->sfilt[h] + 1);
     m->sflast[h & (OOO_SFLAST - 1)] = pos;
   }
 }
 
-static void store_filter_release(ooo_model *restrict m, ooo_sq *s) {
+static inline __attribute__((always_inline)) void store_filter_release(ooo_model *restrict m, ooo_sq *s) {
   if (s->filt == 1) sfilt_add(m, s->addr, s->size, -1);
   else if (s->filt == 2) m->st->big_stores--;
   s->filt = 0;
@@ -157,16 +202,27 @@ static uint64_t find_dep_store(ooo_model *restrict m, uint64_t addr, uint64_t en
   ooo_state *st = m->st;
   if (st->sq_tail == st->sq_head || end <= addr) return UINT64_MAX;
   uint64_t top = st->sq_tail; /* scan below */
-  if (!st->big_stores && end - addr <= 64) {
+  if (!st->big_stores && end - addr <= 64 && !(m->flags & OOO_NO_SQ_BOUND)) {
     /* every overlapping store that counts is counted in the filter for a granule of the load:
      * none if all are 0, else at or below the largest scan bound of the non-zero ones */
     uint64_t lim = 0;
-    for (uint64_t g = addr >> 3; g <= (end - 1) >> 3; g++) {
-      uint32_t h = sf_hash(g);
-      if (m->sfilt[h]) lim = max64(lim, m->sflast[h & (OOO_SFLAST - 1)] + 1);
+    const uint64_t first = addr >> 3, last = (end - 1) >> 3;
+    if (sf_quad(first, last)) {
+      const uint16_t *c = sf_quad_counters(m, first);
+      uint64_t x;
+      memcpy(&x, c, 8);
+      if (!x) return UINT64_MAX;
+      const uint64_t *b = &m->sflast[sf_hash(first) & (OOO_SFLAST - 4)];
+      for (uint32_t j = 0; j < 4; j++)
+        if (c[j]) lim = max64(lim, b[j] + 1);
+    } else {
+      for (uint64_t g = first; g <= last; g++) {
+        uint32_t h = sf_hash(g);
+        if (m->sfilt[h]) lim = max64(lim, m->sflast[h & (OOO_SFLAST - 1)] + 1);
+      }
     }
     if (!lim) return UINT64_MAX;
-    if (lim < top && !(m->flags & OOO_NO_SQ_BOUND)) top = lim;
+    if (lim < top) top = lim;
   }
   for (uint64_t pos = top; pos-- > st->sq_head;) {
     const ooo_sq *s = &m->sq[pos & m->sq_mask];
