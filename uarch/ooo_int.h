@@ -391,11 +391,10 @@ typedef struct ooo_state {
   uint64_t sched_cur[OOO_NPOOL];       /* uop positions below hold no entry of the pool (observer
                                           bindings: the oldest waiting micro-op of a full pool) */
   uint32_t port_queued[OOO_MAX_PORTS]; /* micro-ops bound to the port, not yet issued */
-  uint32_t pad10[2];                  /* (unused: keeps the layout; was a ready count per port) */
-  uint16_t port_key[OOO_MAX_PORTS];   /* port_queued << 4 | port (ports < OOO_VPORTS; meaningful
-                                         when m->port_vec: the queues then fit 11 bits); 16-byte
-                                         aligned (the state is 64-byte aligned in the model's block) */
-  uint32_t pad10b[OOO_MAX_PORTS / 2 - 2];
+  _Alignas(16) uint16_t port_key[OOO_MAX_PORTS]; /* port_queued << 4 | port (ports < OOO_VPORTS;
+                                         meaningful when m->port_vec: the queues then fit 11 bits);
+                                         aligned vector loads (the state is 64-byte aligned in the
+                                         model's block) */
   uint32_t rdy_ports;                  /* bit p: rdy_sum[p] != 0 (port p has ready micro-ops) */
   uint64_t rdy_sum[OOO_MAX_PORTS];     /* bit w: word w of the port's ready bitmap is non-zero */
   uint64_t ublk_until[OOO_MAX_PORTS];  /* cycle: the micro-ops marked in the port's ublk bitmap
